@@ -1,0 +1,44 @@
+"""What one burst measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotune.space.config import LoaderConfig
+from autotune.telemetry.host import HostStats
+from autotune.telemetry.nvml import GpuStats
+
+
+@dataclass(frozen=True)
+class BurstResult:
+    config: LoaderConfig
+    samples_per_s: float
+    steps: int
+    samples: int
+    window_s: float  # the timed, steady window
+    startup_s: float  # iter() to first batch: worker start-up
+    warmup_s: float  # first batch to the start of the window
+    duration_s: float  # the whole burst, teardown included
+    steady: bool  # the two halves of the window agreed within tolerance
+    wait_s: float  # host blocked waiting for the loader
+    copy_s: float  # host time in host->device copy (and layout conversion)
+    compute_s: float  # host time in step()
+    device_copy_s: float | None  # CUDA-event time of the copies; None without a GPU
+    device_compute_s: float | None  # CUDA-event time of the steps; None without a GPU
+    host: HostStats
+    gpu: GpuStats | None
+
+    @property
+    def step_s(self) -> float:
+        return self.window_s / max(1, self.steps)
+
+    def shares(self) -> dict[str, float]:
+        """Percent of the window's wall time: wait + copy + compute + other = 100."""
+        total = max(self.window_s, 1e-12)
+        wait, copy, compute = (100 * x / total for x in (self.wait_s, self.copy_s, self.compute_s))
+        return {"wait": wait, "copy": copy, "compute": compute,
+                "other": max(0.0, 100.0 - wait - copy - compute)}
+
+    @property
+    def gpu_util_pct(self) -> float | None:
+        return self.gpu.util_mean_pct if self.gpu else None

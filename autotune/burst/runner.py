@@ -1,0 +1,176 @@
+"""Run one configuration of a workload for a bounded window and measure it.
+
+Timeline of a burst:
+  start-up   iter(loader) until the first batch: worker processes start (recorded on its own);
+  warm-up    a few real steps (allocator, cudnn autotuning), then the prefetch buffer is drained:
+             during start-up the workers fill up to num_workers x prefetch_factor batches ahead,
+             and a window that starts on a full buffer reports a rate the loader cannot sustain;
+  window     at least `min_steps` and `min_seconds`, extended until its two halves agree
+             (steady), at most `max_seconds`;
+  teardown   workers are shut down so the next burst starts clean.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator
+
+import torch
+
+from autotune.burst.result import BurstResult
+from autotune.errors import WorkloadError
+from autotune.space.config import LoaderConfig
+from autotune.telemetry.host import HostSampler
+from autotune.telemetry.nvml import NvmlSampler
+from autotune.telemetry.phases import PhaseClock
+from autotune.transfer.device_loader import DeviceLoader
+from autotune.transfer.move import iter_tensors
+from autotune.workload.base import Workload
+
+# A pull that takes this long found the buffer empty: the workers are now the ones being waited on.
+DRAINED_PULL_S = 0.002
+
+
+@dataclass(frozen=True)
+class BurstSettings:
+    min_steps: int = 20
+    min_seconds: float = 2.0
+    max_seconds: float = 10.0
+    warmup_steps: int = 3
+    steady_tolerance: float = 0.10  # relative difference allowed between the window's halves
+
+
+ProgressHook = Callable[[float, float], None]  # (seconds into the window, samples/s so far)
+
+
+def _epochs(feed: DeviceLoader) -> Iterator[Any]:
+    """Batches across epoch boundaries (a new epoch restarts non-persistent workers: a real cost)."""
+    while True:
+        empty = True
+        for batch in feed:
+            empty = False
+            yield batch
+        if empty:
+            raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
+
+
+def batch_samples(batch: Any, default: int) -> int:
+    first = next(iter_tensors(batch), None)
+    return int(first.shape[0]) if first is not None and first.dim() > 0 else default
+
+
+def release_loader(loader: Any) -> None:
+    """Shut persistent workers down now instead of whenever the garbage collector gets to them."""
+    iterator = getattr(loader, "_iterator", None)
+    if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+        iterator._shutdown_workers()
+    if hasattr(loader, "_iterator"):
+        loader._iterator = None
+
+
+def _drain(batches: Iterator[Any], depth: int) -> None:
+    """Pull ready batches without stepping until a pull has to wait, at most `depth` of them."""
+    fastest = float("inf")
+    for _ in range(depth):
+        t0 = time.perf_counter()
+        next(batches)
+        pull = time.perf_counter() - t0
+        if pull > DRAINED_PULL_S and pull > 3 * fastest:
+            return
+        fastest = min(fastest, pull)
+
+
+def _rate(marks: list[tuple[float, int]], lo: int, hi: int) -> float:
+    (t_lo, s_lo), (t_hi, s_hi) = marks[lo], marks[hi]
+    return (s_hi - s_lo) / max(t_hi - t_lo, 1e-12)
+
+
+def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
+              settings: BurstSettings = BurstSettings(), *, usable_cpus: int = 1,
+              gpu_sampler: NvmlSampler | None = None,
+              on_progress: ProgressHook | None = None) -> BurstResult:
+    with warnings.catch_warnings():
+        # Going past the core count is deliberate (storage-bound datasets gain from it): silence
+        # torch's "excessive worker creation" warning for bursts.
+        warnings.filterwarnings("ignore", message="This DataLoader will create")
+        t_begin = time.perf_counter()
+        clock = PhaseClock(device)
+        loader = workload.make_loader(config)
+        feed = DeviceLoader(loader, device, phase=clock.span, **config.transfer_kwargs())
+        batches = _epochs(feed)
+        samplers: list[Any] = []
+        try:
+            result = _measure(workload, config, batches, clock, settings, usable_cpus,
+                              gpu_sampler, on_progress, samplers, t_begin)
+        finally:
+            for sampler in samplers:  # only those still running after an error
+                sampler.halt()
+            batches.close()
+            release_loader(loader)
+            del batches, feed, loader
+    return replace(result, duration_s=time.perf_counter() - t_begin)
+
+
+def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], clock: PhaseClock,
+             settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
+             on_progress: ProgressHook | None, running: list[Any], t_begin: float) -> BurstResult:
+    clock.recording = False
+    first = next(batches)
+    t_first = time.perf_counter()
+    workload.step(first)
+    del first
+    for _ in range(settings.warmup_steps):
+        workload.step(next(batches))
+    clock.synchronize()
+    _drain(batches, config.prefetch_depth)
+
+    clock.recording = True
+    host = HostSampler(usable_cpus)
+    for sampler in (host, gpu_sampler):
+        if sampler is not None:
+            sampler.start()
+            running.append(sampler)
+    t_window = time.perf_counter()
+    marks = [(t_window, 0)]
+    samples = steps = 0
+    last_report = t_window
+    steady = False
+    while True:
+        batch = next(batches)
+        with clock.span("compute"):
+            workload.step(batch)
+        steps += 1
+        samples += batch_samples(batch, workload.batch_size)
+        now = time.perf_counter()
+        marks.append((now, samples))
+        elapsed = now - t_window
+        if on_progress is not None and now - last_report >= 0.5:
+            last_report = now
+            on_progress(elapsed, samples / elapsed)
+        if elapsed >= settings.max_seconds:
+            break
+        if steps >= settings.min_steps and elapsed >= settings.min_seconds:
+            mid = steps // 2
+            first, second = _rate(marks, 0, mid), _rate(marks, mid, steps)
+            if abs(first - second) <= settings.steady_tolerance * second:
+                steady = True
+                break
+    clock.synchronize()
+    t_end = time.perf_counter()
+    marks[-1] = (t_end, samples)
+    running.clear()
+    host_stats = host.stop()
+    gpu_stats = gpu_sampler.stop() if gpu_sampler is not None else None
+    # Steady: the whole window. Not steady (still draining or drifting): its later half.
+    rate = _rate(marks, 0, steps) if steady else _rate(marks, steps // 2, steps)
+    return BurstResult(
+        config=config, samples_per_s=rate, steps=steps, samples=samples,
+        window_s=t_end - t_window, startup_s=t_first - t_begin, warmup_s=t_window - t_first,
+        duration_s=0.0, steady=steady,
+        wait_s=clock.wall_total("wait"), copy_s=clock.wall_total("copy"),
+        compute_s=clock.wall_total("compute"),
+        device_copy_s=clock.device_total("copy"), device_compute_s=clock.device_total("compute"),
+        host=host_stats, gpu=gpu_stats,
+    )

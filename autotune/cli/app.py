@@ -1,0 +1,17 @@
+"""The typer application; each command lives in its own module and is registered here."""
+
+from __future__ import annotations
+
+import typer
+
+from autotune.cli import env_cmd, show_cmd, tune_cmd
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Tune a PyTorch input pipeline by measuring short training bursts.")
+app.command("tune")(tune_cmd.tune)
+app.command("show")(show_cmd.show)
+app.command("env")(env_cmd.env)
+
+
+def main() -> None:
+    app()

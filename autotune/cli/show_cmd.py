@@ -1,0 +1,32 @@
+"""`autotune show RECIPE`: print a recipe and how to use it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from autotune.cli.common import console, one_line_errors
+from autotune.recipe.model import load_recipe
+from autotune.report.table import _cell
+
+
+@one_line_errors
+def show(recipe_path: Path = typer.Argument(..., help="recipe JSON written by `autotune tune`")) -> None:
+    """Validate a recipe and show its settings, measurements and the code that applies it."""
+    recipe = load_recipe(recipe_path)
+    table = Table(title=f"recipe {recipe_path}", show_header=False)
+    for block, values in (("dataloader", recipe.dataloader_kwargs()),
+                          ("transfer", recipe.transfer.model_dump()),
+                          ("measured", recipe.measured.model_dump()),
+                          ("workload", recipe.workload), ("environment", recipe.environment)):
+        for key, value in values.items():
+            table.add_row(block, key, _cell(value))
+            block = ""
+    console.print(table)
+    console.print("\nApply it:\n"
+                  "  recipe = autotune.load_recipe(path)\n"
+                  "  loader = recipe.dataloader(dataset, batch_size)  # a torch DataLoader\n"
+                  "  for batch in recipe.wrap(loader, 'cuda'): ...     # device-ready batches",
+                  highlight=False)

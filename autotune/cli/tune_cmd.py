@@ -1,0 +1,86 @@
+"""`autotune tune [WORKLOAD]`: the main job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from pydantic import ValidationError
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from autotune.cli.common import console, one_line_errors
+from autotune.errors import OptionsError
+from autotune.report import table
+from autotune.search.options import TuneOptions
+from autotune.search.tuner import Progress as TuneProgress
+from autotune.search.tuner import tune as run_tuning
+from autotune.workload.options import WorkloadOptions
+from autotune.workload.spec import load_workload
+
+
+def _options(**values: object) -> TuneOptions:
+    try:
+        return TuneOptions(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise OptionsError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+
+
+@one_line_errors
+def tune(
+    workload: Optional[str] = typer.Argument(
+        None, help="built-in (demo, fakedata, imagefolder:PATH, sim:k=v,...), FILE.py:factory or"
+                   " package.module:factory; default: demo"),
+    budget: float = typer.Option(60.0, "--budget", help="wall-clock budget in seconds"),
+    trials: Optional[int] = typer.Option(None, "--trials", help="at most this many measured trials"),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
+    out: Optional[Path] = typer.Option(None, "--out", help="also write the recipe here"),
+    results_dir: Path = typer.Option(Path("results"), "--results-dir", help="folder for run reports"),
+    seed: int = typer.Option(0, "--seed", help="seed of the search"),
+    max_workers: Optional[int] = typer.Option(None, "--max-workers", help="cap on num_workers"),
+    model: Optional[str] = typer.Option(None, "--model", help="torchvision model (built-in image workloads)"),
+    image_size: Optional[int] = typer.Option(None, "--image-size", help="training crop size (built-in image workloads)"),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="batch size (built-in workloads)"),
+) -> None:
+    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe."""
+    options = _options(budget_s=budget, max_trials=trials, device=device, seed=seed,
+                       max_workers=max_workers, results_dir=results_dir)
+    try:
+        wl_options = WorkloadOptions(device=device, model=model, image_size=image_size,
+                                     batch_size=batch_size)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise OptionsError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+    console.print(f"[bold]autotune[/]: loading workload {workload or 'demo'} ...")
+    work = load_workload(workload, wl_options)
+
+    columns = (TextColumn("[bold]tuning[/] {task.fields[workload]}"), BarColumn(),
+               TextColumn("{task.fields[done]} trials"), TimeElapsedColumn(),
+               TextColumn("left {task.fields[left]:.0f}s"), TextColumn("best {task.fields[best]}"))
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("tune", total=options.budget_s, workload=work.name, done=0,
+                            left=options.budget_s, best="-")
+
+        def on_trial(p: TuneProgress) -> None:
+            best = f"{p.best_samples_per_s:.1f} samples/s" if p.best_samples_per_s else "-"
+            bar.update(task, completed=min(p.elapsed_s, p.budget_s), done=p.done,
+                       left=max(0.0, p.budget_s - p.elapsed_s), best=best)
+
+        result = run_tuning(work, on_trial=on_trial, **options.model_dump())
+
+    console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
+                                title=f"autotune: {work.name} on {result.device}"))
+    m = result.recipe.measured
+    console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
+                  f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
+                  f" {result.best.config.label()}; {len(result.trials)} trials in"
+                  f" {result.elapsed_s:.0f}s")
+    if out is not None:
+        try:
+            result.recipe.save(out)
+        except OSError as exc:
+            raise OptionsError(f"cannot write recipe to {out}: {exc.strerror or exc}") from None
+        console.print(f"recipe: {out}")
+    if result.run_dir is not None:
+        console.print(f"report: {result.files['table_md']}\nrecipe: {result.files['recipe']}")

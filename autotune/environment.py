@@ -1,0 +1,59 @@
+"""Facts about where a tuning ran, for `autotune env` and the recipe's environment block."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from typing import Any
+
+import torch
+
+from autotune.space.cpus import usable_cpus
+from autotune.telemetry.nvml import list_gpus
+
+SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CPUS_PER_TASK",
+                   "SLURM_CPUS_ON_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
+                   "SLURM_JOB_NODELIST", "SLURMD_NODENAME")
+
+
+def gpu_name(device: torch.device) -> str | None:
+    if device.type != "cuda":
+        return None
+    return torch.cuda.get_device_name(device)
+
+
+def collect(device: torch.device | None = None) -> dict[str, Any]:
+    import torchvision
+
+    cpus = usable_cpus()
+    device = device or torch.device("cpu")
+    return {
+        "usable_cpus": cpus.count,
+        "cpu_source": cpus.source,
+        "device": str(device),
+        "gpu": gpu_name(device),
+        "hostname": socket.gethostname(),
+        "python": platform.python_version(),
+        "torch": torch.__version__.split("+")[0],
+        "torchvision": torchvision.__version__.split("+")[0],
+        "cuda": torch.version.cuda if torch.cuda.is_available() else None,
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "slurm_array_task_id": os.environ.get("SLURM_ARRAY_TASK_ID"),
+    }
+
+
+def describe() -> dict[str, Any]:
+    """Everything `autotune env` shows."""
+    cpus = usable_cpus()
+    return {
+        "usable_cpus": cpus.describe(),
+        "os.cpu_count (not used)": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda available": torch.cuda.is_available(),
+        "cuda version": torch.version.cuda,
+        "torch cuda devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available() else [],
+        "nvml gpus": list_gpus() or "NVML unavailable (no NVIDIA driver): GPU telemetry off",
+        "slurm": {k: os.environ[k] for k in SLURM_VARIABLES if k in os.environ} or "not under Slurm",
+    }

@@ -1,0 +1,37 @@
+"""Turn the chosen trial and the baseline into a Recipe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from autotune import environment
+from autotune.burst.result import BurstResult
+from autotune.recipe.model import Recipe
+
+
+def measured_block(best: BurstResult, baseline: BurstResult | None, **extra: Any) -> dict[str, Any]:
+    shares = best.shares()
+    base_rate = baseline.samples_per_s if baseline else best.samples_per_s
+    return {
+        "samples_per_s": round(best.samples_per_s, 2),
+        "baseline_samples_per_s": round(base_rate, 2),
+        "speedup": round(best.samples_per_s / base_rate, 3) if base_rate > 0 else None,
+        "data_wait_pct": round(shares["wait"], 2),
+        "copy_pct": round(shares["copy"], 2),
+        "compute_pct": round(shares["compute"], 2),
+        "gpu_util_pct": None if best.gpu is None else round(best.gpu.util_mean_pct, 1),
+        "gpu_mem_peak_mib": None if best.gpu is None else round(best.gpu.mem_peak_mib, 1),
+        "host_cpu_pct": round(best.host.cpu_pct, 1),
+        "peak_rss_mib": round(best.host.peak_rss_mib, 1),
+        "peak_pss_mib": round(best.host.peak_pss_mib, 1),
+        "startup_s": round(best.startup_s, 3),
+        **extra,
+    }
+
+
+def build_recipe(best: BurstResult, baseline: BurstResult | None, workload: dict[str, Any],
+                 device: torch.device, **measured_extra: Any) -> Recipe:
+    return Recipe.from_config(best.config, measured=measured_block(best, baseline, **measured_extra),
+                              workload=workload, environment=environment.collect(device))

@@ -1,0 +1,147 @@
+"""The recipe: the tuned configuration as JSON, with field names exactly as torch spells them.
+
+`DataLoader(ds, batch_size=b, **recipe["dataloader"])` always works on the JSON, because the
+dataloader block only ever holds arguments valid for its num_workers.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from torch.utils.data import DataLoader
+
+from autotune.errors import RecipeError
+from autotune.space.config import LoaderConfig
+from autotune.transfer.device_loader import DeviceLoader
+
+RECIPE_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataLoaderArgs(_Strict):
+    num_workers: int = Field(0, ge=0)
+    pin_memory: bool = False
+    prefetch_factor: int | None = Field(None, ge=1)
+    persistent_workers: bool = False
+
+    @model_validator(mode="after")
+    def _valid_for_workers(self) -> "DataLoaderArgs":
+        if self.num_workers == 0 and (self.prefetch_factor is not None or self.persistent_workers):
+            raise ValueError("prefetch_factor and persistent_workers need num_workers > 0")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _only_valid(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("prefetch_factor") is None:
+            data.pop("prefetch_factor", None)
+        if self.num_workers == 0:
+            data.pop("persistent_workers", None)
+        return data
+
+
+class TransferArgs(_Strict):
+    non_blocking: bool = False
+    channels_last: bool = False
+    side_stream_prefetch: bool = False
+
+
+class Measured(BaseModel):
+    """Figures measured on the tuning machine. A figure this machine cannot measure is null."""
+
+    model_config = ConfigDict(extra="allow")  # later measurements add fields; readers ignore them
+
+    samples_per_s: float
+    baseline_samples_per_s: float
+    speedup: float
+    data_wait_pct: float | None = None
+    copy_pct: float | None = None
+    compute_pct: float | None = None
+    gpu_util_pct: float | None = None
+    gpu_mem_peak_mib: float | None = None
+    host_cpu_pct: float | None = None
+    peak_rss_mib: float | None = None  # summed over main process and workers
+    peak_pss_mib: float | None = None  # the same with shared pages split: the real footprint
+    startup_s: float | None = None
+    trials: int | None = None
+    tuning_s: float | None = None
+
+
+class Recipe(_Strict):
+    # The JSON key is "dataloader"; in Python that name is the method that builds one.
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
+
+    autotune_recipe: Literal[1] = RECIPE_VERSION
+    loader_args: DataLoaderArgs = Field(alias="dataloader")
+    transfer: TransferArgs
+    measured: Measured
+    workload: dict[str, Any]
+    environment: dict[str, Any]
+    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @classmethod
+    def from_config(cls, config: LoaderConfig, **fields: Any) -> "Recipe":
+        return cls(loader_args=DataLoaderArgs(**config.dataloader_kwargs()),
+                   transfer=TransferArgs(**config.transfer_kwargs()), **fields)
+
+    @property
+    def config(self) -> LoaderConfig:
+        return LoaderConfig(**self.loader_args.model_dump(), **self.transfer.model_dump())
+
+    def dataloader_kwargs(self) -> dict[str, Any]:
+        return self.loader_args.model_dump()
+
+    def dataloader(self, dataset: Any, batch_size: int, **overrides: Any) -> DataLoader:
+        """A torch DataLoader with the recipe's arguments; `overrides` win (shuffle, sampler, ...)."""
+        return DataLoader(dataset, batch_size=batch_size, **{**self.dataloader_kwargs(), **overrides})
+
+    def wrap(self, loader: Any, device: str | torch.device = "cuda") -> DeviceLoader:
+        """Iterate `loader` with batches moved to `device` using the recipe's transfer knobs."""
+        return DeviceLoader(loader, device, **self.transfer.model_dump())
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2) + "\n"
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json())
+        return path
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RecipeError(f"cannot read recipe {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecipeError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path} is not a recipe: expected a JSON object")
+    version = data.get("autotune_recipe")
+    if version != RECIPE_VERSION:
+        raise RecipeError(f"{path}: unsupported autotune_recipe version {version!r}"
+                          f" (this autotune reads version {RECIPE_VERSION})")
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise RecipeError(f"{path}: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "recipe"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"

@@ -1,0 +1,1 @@
+"""How results are shown: the trial table in the terminal, Markdown and CSV, and the run folder."""

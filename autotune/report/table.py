@@ -1,0 +1,88 @@
+"""The trial table: one row per trial, best row marked, in three renderings."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from rich.table import Table
+
+from autotune.search.trial import Trial
+from autotune.space.config import KNOBS, LoaderConfig
+
+NA = "n/a"
+
+COLUMNS = ("trial", *KNOBS, "samples_per_s", "speedup", "data_wait_pct", "gpu_util_pct",
+           "peak_mem_mib", "status")
+HEADERS = {"trial": "#", "num_workers": "workers", "pin_memory": "pin", "prefetch_factor": "prefetch",
+           "persistent_workers": "persist", "non_blocking": "non_block", "channels_last": "ch_last",
+           "side_stream_prefetch": "stream", "samples_per_s": "samples/s", "speedup": "speedup",
+           "data_wait_pct": "wait %", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak mem MiB",
+           "status": "status"}
+
+
+def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> list[dict[str, Any]]:
+    base = baseline.samples_per_s if baseline is not None and baseline.ok else None
+    out = []
+    for t in trials:
+        r = t.result
+        row: dict[str, Any] = {"trial": t.number, **t.config.as_dict()}
+        if r is None:
+            row.update(samples_per_s=None, speedup=None, data_wait_pct=None, gpu_util_pct=None,
+                       peak_mem_mib=None, status=f"{t.status}: {t.error}")
+        else:
+            row.update(samples_per_s=round(r.samples_per_s, 1),
+                       speedup=round(r.samples_per_s / base, 2) if base else None,
+                       data_wait_pct=round(r.shares()["wait"], 1),
+                       gpu_util_pct=None if r.gpu_util_pct is None else round(r.gpu_util_pct, 1),
+                       peak_mem_mib=round(r.host.peak_pss_mib), status=t.status)
+        if best is not None and t.number == best.number:
+            row["status"] = "best"
+        out.append(row)
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return NA  # unknown here (e.g. GPU utilization without a GPU): never shown as 0
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+# The terminal shows the knobs as one short label (w4 pf2 persist pin ...) to fit 80 columns;
+# Markdown and CSV keep one column per knob.
+TERMINAL_COLUMNS = ("trial", "config", *COLUMNS[1 + len(KNOBS):])
+
+
+def to_rich(table_rows: list[dict[str, Any]], title: str | None = None) -> Table:
+    table = Table(title=title, header_style="bold")
+    for col in TERMINAL_COLUMNS:
+        table.add_column(HEADERS.get(col, col), justify="left" if col in ("config", "status") else "right",
+                         overflow="fold")
+    for row in table_rows:
+        style = "bold green" if row["status"] == "best" else ("red" if row["status"].startswith("failed") else None)
+        label = LoaderConfig.from_params(row).label()
+        table.add_row(*(label if c == "config" else _cell(row[c]) for c in TERMINAL_COLUMNS), style=style)
+    return table
+
+
+def to_markdown(table_rows: list[dict[str, Any]]) -> str:
+    lines = ["| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |",
+             "|" + "|".join("---:" if c != "status" else "---" for c in COLUMNS) + "|"]
+    for row in table_rows:
+        cells = [_cell(row[c]) for c in COLUMNS]
+        if row["status"] == "best":
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table_rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS))
+    writer.writeheader()
+    for row in table_rows:
+        writer.writerow({c: "" if row[c] is None else row[c] for c in COLUMNS})
+    return buffer.getvalue()

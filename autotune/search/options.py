@@ -1,0 +1,35 @@
+"""Tuning options: one typed model shared by the CLI and the Python API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autotune.burst.runner import BurstSettings
+
+
+class BurstOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_steps: int = Field(20, ge=2)
+    min_seconds: float = Field(2.0, gt=0)
+    max_seconds: float = Field(8.0, gt=0)
+    warmup_steps: int = Field(3, ge=0)
+
+    def settings(self, max_seconds: float | None = None) -> BurstSettings:
+        return BurstSettings(min_steps=self.min_steps, min_seconds=self.min_seconds,
+                             max_seconds=min(self.max_seconds, max_seconds or self.max_seconds),
+                             warmup_steps=self.warmup_steps)
+
+
+class TuneOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    budget_s: float = Field(60.0, gt=0, description="wall-clock budget for the whole tuning")
+    max_trials: int | None = Field(None, ge=1, description="stop after this many measured trials")
+    device: str = "auto"
+    seed: int | None = 0
+    max_workers: int | None = Field(None, ge=1, description="cap on num_workers (default 4x usable CPUs, at most 32)")
+    results_dir: Path | None = Field(Path("results"), description="where run folders go; None writes nothing")
+    burst: BurstOptions = Field(default_factory=BurstOptions)

@@ -1,0 +1,27 @@
+"""One tried configuration and what became of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotune.burst.result import BurstResult
+from autotune.space.config import LoaderConfig
+
+OK, FAILED = "ok", "failed"
+
+
+@dataclass
+class Trial:
+    number: int
+    config: LoaderConfig
+    status: str
+    result: BurstResult | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK and self.result is not None
+
+    @property
+    def samples_per_s(self) -> float | None:
+        return self.result.samples_per_s if self.result else None

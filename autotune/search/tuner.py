@@ -1,0 +1,200 @@
+"""The tuning loop: ask the study for a configuration, run a burst, tell the study, repeat."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import optuna
+import torch
+from torch.utils.data import DataLoader
+
+from autotune.burst.result import BurstResult
+from autotune.burst.runner import run_burst
+from autotune.errors import AutotuneError, OptionsError, WorkloadError
+from autotune.recipe.build import build_recipe
+from autotune.recipe.model import Recipe
+from autotune.search.choose import pick_best
+from autotune.search.options import TuneOptions
+from autotune.search.study import open_study
+from autotune.search.trial import FAILED, OK, Trial
+from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
+from autotune.space.cpus import usable_cpus
+from autotune.space.space import SearchSpace, max_workers_for
+from autotune.telemetry.nvml import NvmlSampler
+from autotune.transfer.device_loader import DeviceLoader
+from autotune.transfer.move import is_image_batch, iter_tensors
+from autotune.workload.base import Workload
+from autotune.workload.device import resolve_device
+
+# Stop asking once the sampler keeps proposing points already measured: the space is covered.
+MAX_REPEATS_IN_A_ROW = 30
+
+
+@dataclass
+class Progress:
+    done: int
+    elapsed_s: float
+    budget_s: float
+    best_samples_per_s: float | None
+    last: Trial | None = None
+
+
+@dataclass
+class TuneResult:
+    recipe: Recipe
+    trials: list[Trial]
+    best: Trial
+    baseline: Trial
+    workload: Workload
+    device: torch.device
+    elapsed_s: float
+    run_dir: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def loader(self, **overrides: Any) -> DataLoader:
+        """A DataLoader over the tuned workload's data with the recipe applied."""
+        w = self.workload
+        base = dict(shuffle=w.shuffle if w.sampler is None else False, sampler=w.sampler,
+                    collate_fn=w.collate_fn, drop_last=w.drop_last)
+        return self.recipe.dataloader(w.dataset, w.batch_size, **{**base, **overrides})
+
+    def device_loader(self, **overrides: Any) -> DeviceLoader:
+        """The tuned loader yielding device-ready batches (transfer knobs applied)."""
+        return self.recipe.wrap(self.loader(**overrides), self.device)
+
+
+def _pick_device(workload: Workload, requested: str) -> torch.device:
+    if workload.device is None:
+        return resolve_device(requested)
+    if requested != "auto" and resolve_device(requested) != workload.device:
+        raise OptionsError(f"--device {requested} differs from the device the workload's step was"
+                           f" built for ({workload.device}); drop --device or rebuild the workload")
+    return workload.device
+
+
+def probe_batch(workload: Workload) -> Any:
+    """One batch through the plain loader: proves the workload loads and shows the input layout."""
+    try:
+        return next(iter(workload.make_loader(PYTORCH_DEFAULTS)))
+    except StopIteration:
+        raise WorkloadError(f"workload '{workload.name}' yields no batch: the dataset is smaller"
+                            " than one batch") from None
+
+
+def build_space(workload: Workload, device: torch.device, max_workers: int | None) -> SearchSpace:
+    first = next(iter_tensors(probe_batch(workload)), None)
+    cap = max_workers_for(usable_cpus().count, **({"cap": max_workers} if max_workers else {}))
+    return SearchSpace(max_workers=cap, cuda=device.type == "cuda",
+                       channels_last_ok=first is not None and is_image_batch(first))
+
+
+class Tuner:
+    def __init__(self, workload: Workload, options: TuneOptions,
+                 on_trial: Callable[[Progress], None] | None = None):
+        self.t0 = time.perf_counter()  # the budget covers the probe batch and study set-up too
+        self.workload = workload
+        self.options = options
+        self.on_trial = on_trial
+        self.device = _pick_device(workload, options.device)
+        self.cpus = usable_cpus().count
+        self.space = build_space(workload, self.device, options.max_workers)
+        self.study = open_study(seed=options.seed)
+        self.gpu_sampler = (NvmlSampler.for_device(self.device.index or 0)
+                            if self.device.type == "cuda" else None)
+        self.trials: list[Trial] = []
+        self._seen: dict[LoaderConfig, Trial] = {}
+
+    def measure(self, config: LoaderConfig, max_seconds: float | None = None) -> BurstResult:
+        return run_burst(self.workload, config, self.device,
+                         self.options.burst.settings(max_seconds), usable_cpus=self.cpus,
+                         gpu_sampler=self.gpu_sampler)
+
+    def _time_left(self, t0: float) -> float:
+        return self.options.budget_s - (time.perf_counter() - t0)
+
+    def _next_burst_estimate(self) -> float:
+        durations = [t.result.duration_s for t in self.trials if t.ok]
+        return statistics.median(durations) if durations else 0.0
+
+    def _run_trial(self, trial: optuna.Trial, config: LoaderConfig, t0: float) -> Trial:
+        # The window may not outlast the budget; start-up and warm-up come on top.
+        window_cap = max(self.options.burst.min_seconds, self._time_left(t0) * 0.8)
+        try:
+            result = self.measure(config, max_seconds=window_cap)
+        except AutotuneError:
+            raise
+        except Exception as exc:  # one failing configuration fails one trial, not the run
+            self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            return Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}")
+        trial.set_user_attr("samples_per_s", result.samples_per_s)
+        trial.set_user_attr("duration_s", result.duration_s)
+        self.study.tell(trial, result.samples_per_s)
+        return Trial(len(self.trials), config, OK, result=result)
+
+    def run(self) -> TuneResult:
+        t0 = self.t0
+        # Trial 0 is always PyTorch's defaults, so every report shows the gain over doing nothing.
+        self.study.enqueue_trial(PYTORCH_DEFAULTS.as_dict(), skip_if_exists=True)
+        repeats = 0
+        while True:
+            if self.options.max_trials is not None and len(self.trials) >= self.options.max_trials:
+                break
+            if self.trials and self._time_left(t0) < self._next_burst_estimate():
+                break
+            trial = self.study.ask()
+            config = self.space.suggest(trial)
+            seen = self._seen.get(config)
+            if seen is not None:
+                # Already measured: tell the study the known value instead of measuring again.
+                repeats += 1
+                if seen.ok:
+                    self.study.tell(trial, seen.samples_per_s)
+                else:
+                    self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                if repeats >= MAX_REPEATS_IN_A_ROW:
+                    break
+                continue
+            repeats = 0
+            record = self._run_trial(trial, config, t0)
+            self.trials.append(record)
+            self._seen[config] = record
+            if self.on_trial is not None:
+                self.on_trial(self._progress(t0, record))
+        return self._result(t0)
+
+    def _progress(self, t0: float, last: Trial | None) -> Progress:
+        best = pick_best(self.trials)
+        return Progress(len(self.trials), time.perf_counter() - t0, self.options.budget_s,
+                        best.samples_per_s if best else None, last)
+
+    def _result(self, t0: float) -> TuneResult:
+        baseline = self.trials[0]
+        best = pick_best(self.trials)
+        if best is None:
+            raise WorkloadError(f"workload '{self.workload.name}' failed in every configuration tried;"
+                                f" first error: {baseline.error}")
+        elapsed = time.perf_counter() - t0
+        recipe = build_recipe(best.result, baseline.result if baseline.ok else None,
+                              self.workload.describe(), self.device,
+                              trials=len(self.trials), tuning_s=round(elapsed, 1))
+        return TuneResult(recipe, self.trials, best, baseline, self.workload, self.device, elapsed)
+
+
+def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = None,
+         **options: Any) -> TuneResult:
+    """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
+    device, seed, max_workers, results_dir, burst). Writes a run folder unless results_dir=None."""
+    from autotune.report.writer import new_run_dir, write_run
+
+    opts = TuneOptions(**options)
+    # Create the run folder first: an unwritable results directory must fail before, not after,
+    # minutes of measuring.
+    run_dir = new_run_dir(opts.results_dir, workload.name) if opts.results_dir is not None else None
+    result = Tuner(workload, opts, on_trial).run()
+    if run_dir is not None:
+        write_run(result, run_dir)
+    return result

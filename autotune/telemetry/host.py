@@ -1,0 +1,99 @@
+"""Host CPU use and resident memory of the main process plus its DataLoader workers (psutil)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import psutil
+
+from autotune.telemetry.sampler import PeriodicSampler
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HostStats:
+    cpu_pct: float  # CPU time of the process tree over wall time, as % of the usable CPUs
+    cpu_cores_used: float
+    peak_rss_mib: float  # summed RSS of main + workers: shared pages count once per process
+    peak_pss_mib: float  # summed PSS: shared pages split between processes, the real footprint
+    peak_workers: int
+
+
+class HostSampler(PeriodicSampler):
+    def __init__(self, usable_cpus: int, process: psutil.Process | None = None):
+        super().__init__()
+        self.usable_cpus = max(1, usable_cpus)
+        self.process = process or psutil.Process()
+        self._first_cpu: dict[int, float] = {}
+        self._last_cpu: dict[int, float] = {}
+        self.peak_rss = 0
+        self.peak_pss = 0
+        self.peak_workers = 0
+        self._t0 = self._t1 = 0.0
+
+    def sample(self) -> None:
+        try:
+            procs = [self.process] + self.process.children(recursive=True)
+        except psutil.Error:
+            return
+        rss = pss = 0
+        alive = 0
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    times = proc.cpu_times()
+                    rss_i, pss_i = _rss_pss(proc)
+            except psutil.Error:
+                continue  # a worker that exited between listing and reading
+            rss += rss_i
+            pss += pss_i
+            alive += 1
+            cpu = times.user + times.system
+            # Workers started mid-window count from zero; those alive at start count the delta.
+            self._first_cpu.setdefault(proc.pid, cpu if not self._t0 or proc is self.process else 0.0)
+            self._last_cpu[proc.pid] = cpu
+        self.peak_rss = max(self.peak_rss, rss)
+        self.peak_pss = max(self.peak_pss, pss)
+        self.peak_workers = max(self.peak_workers, alive - 1)
+
+    def start(self) -> None:
+        self._t0 = 0.0
+        super().start()
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> HostStats:
+        self.halt()
+        wall = max(1e-9, time.perf_counter() - self._t0)
+        used = sum(self._last_cpu[pid] - self._first_cpu.get(pid, 0.0) for pid in self._last_cpu)
+        cores = used / wall
+        return HostStats(cpu_pct=100.0 * cores / self.usable_cpus, cpu_cores_used=cores,
+                         peak_rss_mib=self.peak_rss / MIB, peak_pss_mib=self.peak_pss / MIB,
+                         peak_workers=self.peak_workers)
+
+
+def _rss_pss(proc: psutil.Process) -> tuple[int, int]:
+    """RSS and PSS in bytes. Forked workers share the parent's pages (torch's libraries alone are
+    hundreds of MiB), so summed RSS overstates a pool many times; PSS does not. Where PSS is not
+    readable (non-Linux), RSS stands in for it."""
+    try:
+        info = proc.memory_full_info()
+        return info.rss, getattr(info, "pss", info.rss)
+    except psutil.AccessDenied:
+        rss = proc.memory_info().rss
+        return rss, rss
+
+
+def tree_memory_mib(process: psutil.Process | None = None) -> tuple[float, float]:
+    """Current summed (RSS, PSS) of a process and its children, in MiB."""
+    process = process or psutil.Process()
+    rss = pss = 0
+    for proc in [process] + process.children(recursive=True):
+        try:
+            r, p = _rss_pss(proc)
+        except psutil.Error:
+            continue
+        rss += r
+        pss += p
+    return rss / MIB, pss / MIB

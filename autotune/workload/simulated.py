@@ -1,0 +1,102 @@
+"""Simulated workloads whose optimum can be computed.
+
+Items cost a fixed amount of *CPU time* (a busy loop on the thread's CPU clock, so contention
+shows as it would for real decoding) and/or *storage latency* (a sleep: the worker waits without
+using a core). The step sleeps, which frees the CPU exactly like an asynchronous GPU kernel.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+from torch.utils.data import Dataset
+
+from autotune.errors import WorkloadError
+from autotune.workload.base import Workload
+
+
+def burn_cpu(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+class SimulatedDataset(Dataset):
+    def __init__(self, length: int, item_cpu_ms: float, item_io_ms: float,
+                 item_shape: tuple[int, ...], num_classes: int = 10):
+        self.length = length
+        self.item_cpu_s = item_cpu_ms / 1000
+        self.item_io_s = item_io_ms / 1000
+        self.item_shape = item_shape
+        self.num_classes = num_classes
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        if self.item_io_s:
+            time.sleep(self.item_io_s)
+        if self.item_cpu_s:
+            burn_cpu(self.item_cpu_s)
+        return torch.full(self.item_shape, float(index % 7)), index % self.num_classes
+
+
+class SleepStep:
+    """A training step that takes `seconds` and leaves the CPU free: an emulated accelerator."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __call__(self, batch: object) -> None:
+        time.sleep(self.seconds)
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    cpu_ms: float = 2.0
+    io_ms: float = 0.0
+    step_ms: float = 20.0
+    batch: int = 16
+    shape: tuple[int, ...] = (3, 32, 32)
+    length: int = 4096
+
+    @classmethod
+    def parse(cls, text: str | None) -> "SimSpec":
+        """'cpu_ms=2,io_ms=0,step_ms=20,batch=16,shape=3x32x32,length=4096' (any subset)."""
+        values: dict = {}
+        for part in filter(None, (text or "").split(",")):
+            key, sep, raw = part.partition("=")
+            key = key.strip()
+            if not sep or key not in cls.__dataclass_fields__:
+                raise WorkloadError(f"bad sim parameter {part!r}: use key=value with keys"
+                                    f" {', '.join(cls.__dataclass_fields__)}")
+            try:
+                if key == "shape":
+                    values[key] = tuple(int(x) for x in raw.split("x"))
+                elif key in ("batch", "length"):
+                    values[key] = int(raw)
+                else:
+                    values[key] = float(raw)
+            except ValueError:
+                raise WorkloadError(f"bad value for sim parameter {key}: {raw!r}") from None
+        return cls(**values)
+
+    def expected_samples_per_s(self, workers_cpus: float) -> float:
+        """Ideal rate with `workers_cpus` cores of loading: min(device rate, loader rate)."""
+        device = self.batch / (self.step_ms / 1000) if self.step_ms else float("inf")
+        loader = workers_cpus / (self.cpu_ms / 1000) if self.cpu_ms else float("inf")
+        return min(device, loader)
+
+
+def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
+    dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape)
+    label = name or (f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
+                     f"batch={spec.batch})")
+    return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000), name=label,
+                    device=torch.device("cpu"),
+                    details={"simulated": {"cpu_ms": spec.cpu_ms, "io_ms": spec.io_ms,
+                                           "step_ms": spec.step_ms, "shape": list(spec.shape)}})
