@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostStats
@@ -42,3 +43,15 @@ class BurstResult:
     @property
     def gpu_util_pct(self) -> float | None:
         return self.gpu.util_mean_pct if self.gpu else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form, as stored with each trial in the study."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "BurstResult":
+        data = dict(data)
+        data["config"] = LoaderConfig(**data["config"])
+        data["host"] = HostStats(**data["host"])
+        data["gpu"] = GpuStats(**data["gpu"]) if data.get("gpu") else None
+        return cls(**data)

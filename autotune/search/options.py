@@ -32,4 +32,7 @@ class TuneOptions(BaseModel):
     seed: int | None = 0
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers (default 4x usable CPUs, at most 32)")
     results_dir: Path | None = Field(Path("results"), description="where run folders go; None writes nothing")
+    storage: str | None = Field(None, description="optuna storage: RDB URL or journal file path;"
+                                " default: study.journal in the run folder (in memory without one)")
+    study_name: str | None = Field(None, description="join or create this study in the storage")
     burst: BurstOptions = Field(default_factory=BurstOptions)

@@ -1,15 +1,42 @@
-"""Creating the optuna study that drives the search."""
+"""The optuna study behind the search: its storage, its sampler, and how trials are kept in it.
+
+Each finished trial carries its whole measurement in the study (user attributes), so a study on
+disk or shared between processes is enough to rebuild the table and the recipe.
+"""
 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
+from typing import Any
 
 import optuna
+from optuna.storages import BaseStorage, JournalStorage
+from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
+from autotune.burst.result import BurstResult
+from autotune.search.trial import FAILED, OK, Trial
 from autotune.space.config import LoaderConfig
 
+RDB_SCHEMES = ("sqlite", "postgresql", "mysql", "oracle", "mssql")
+ATTR_CONFIG, ATTR_RESULT, ATTR_ERROR, ATTR_NUMBER = "config", "result", "error", "autotune_trial"
 
-def open_study(*, seed: int | None, storage: str | None = None,
+
+def make_storage(target: str | Path | None) -> BaseStorage | str | None:
+    """None: in memory. An RDB URL (sqlite:///..., postgresql://...): optuna's RDB storage.
+    Anything else is a file path for a journal: no database server needed, and with the
+    open-file lock it is safe on network filesystems where SQLite is not."""
+    if target is None:
+        return None
+    text = str(target)
+    if text.split(":", 1)[0].split("+", 1)[0] in RDB_SCHEMES and "://" in text:
+        return text
+    path = Path(text).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path))))
+
+
+def open_study(*, seed: int | None, storage: str | Path | None = None,
                study_name: str | None = None) -> optuna.Study:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with warnings.catch_warnings():
@@ -17,10 +44,29 @@ def open_study(*, seed: int | None, storage: str | None = None,
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True,
                                              group=True)
-    return optuna.create_study(direction="maximize", sampler=sampler, storage=storage,
+    return optuna.create_study(direction="maximize", sampler=sampler, storage=make_storage(storage),
                                study_name=study_name, load_if_exists=True)
 
 
-def params_of(config: LoaderConfig, suggested: dict) -> dict:
-    """The optuna params that reproduce `config` (only the knobs the space asked for)."""
-    return {k: getattr(config, k) for k in suggested}
+def record(trial: optuna.Trial, record: Trial) -> None:
+    """Attach what was measured to the optuna trial before it is told."""
+    trial.set_user_attr(ATTR_CONFIG, record.config.as_dict())
+    trial.set_user_attr(ATTR_NUMBER, record.number)
+    if record.result is not None:
+        trial.set_user_attr(ATTR_RESULT, record.result.to_dict())
+    if record.error is not None:
+        trial.set_user_attr(ATTR_ERROR, record.error)
+
+
+def trials_of(study: optuna.Study) -> list[Trial]:
+    """Measured trials kept in the study (repeats told from the cache carry no config)."""
+    out: list[Trial] = []
+    for frozen in study.get_trials(deepcopy=False):
+        attrs: dict[str, Any] = frozen.user_attrs
+        if ATTR_CONFIG not in attrs:
+            continue
+        config = LoaderConfig(**attrs[ATTR_CONFIG])
+        result = BurstResult.from_dict(attrs[ATTR_RESULT]) if ATTR_RESULT in attrs else None
+        status = OK if frozen.state == optuna.trial.TrialState.COMPLETE and result else FAILED
+        out.append(Trial(len(out), config, status, result=result, error=attrs.get(ATTR_ERROR)))
+    return out

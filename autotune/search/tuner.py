@@ -19,7 +19,7 @@ from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import pick_best
 from autotune.search.options import TuneOptions
-from autotune.search.study import open_study
+from autotune.search.study import open_study, record
 from autotune.search.trial import FAILED, OK, Trial
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.cpus import usable_cpus
@@ -29,6 +29,8 @@ from autotune.transfer.device_loader import DeviceLoader
 from autotune.transfer.move import is_image_batch, iter_tensors
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
+
+STUDY_FILE = "study.journal"
 
 # Stop asking once the sampler keeps proposing points already measured: the space is covered.
 MAX_REPEATS_IN_A_ROW = 30
@@ -102,7 +104,8 @@ class Tuner:
         self.device = _pick_device(workload, options.device)
         self.cpus = usable_cpus().count
         self.space = build_space(workload, self.device, options.max_workers)
-        self.study = open_study(seed=options.seed)
+        self.study = open_study(seed=options.seed, storage=options.storage,
+                                study_name=options.study_name)
         self.gpu_sampler = (NvmlSampler.for_device(self.device.index or 0)
                             if self.device.type == "cuda" else None)
         self.trials: list[Trial] = []
@@ -128,12 +131,14 @@ class Tuner:
         except AutotuneError:
             raise
         except Exception as exc:  # one failing configuration fails one trial, not the run
+            failed = Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}")
+            record(trial, failed)
             self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            return Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}")
-        trial.set_user_attr("samples_per_s", result.samples_per_s)
-        trial.set_user_attr("duration_s", result.duration_s)
+            return failed
+        done = Trial(len(self.trials), config, OK, result=result)
+        record(trial, done)
         self.study.tell(trial, result.samples_per_s)
-        return Trial(len(self.trials), config, OK, result=result)
+        return done
 
     def run(self) -> TuneResult:
         t0 = self.t0
@@ -194,6 +199,9 @@ def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = No
     # Create the run folder first: an unwritable results directory must fail before, not after,
     # minutes of measuring.
     run_dir = new_run_dir(opts.results_dir, workload.name) if opts.results_dir is not None else None
+    if run_dir is not None and opts.storage is None:
+        # Every finished trial is persisted as it ends, next to the report.
+        opts = opts.model_copy(update={"storage": str(run_dir / STUDY_FILE)})
     result = Tuner(workload, opts, on_trial).run()
     if run_dir is not None:
         write_run(result, run_dir)
