@@ -1,0 +1,39 @@
+import os
+
+import psutil
+import pytest
+import torch
+
+from autotune.burst.runner import BurstSettings
+
+# Short bursts keep the suite quick; figures are checked as bounds, never as exact timings.
+QUICK = BurstSettings(min_steps=6, min_seconds=0.3, max_seconds=2.0, warmup_steps=1)
+
+
+@pytest.fixture
+def quick_burst() -> BurstSettings:
+    return QUICK
+
+
+@pytest.fixture
+def cpu() -> torch.device:
+    return torch.device("cpu")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def children() -> list[psutil.Process]:
+    return [p for p in psutil.Process(os.getpid()).children(recursive=True) if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; none on this machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
