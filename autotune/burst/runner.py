@@ -37,7 +37,7 @@ DRAINED_PULL_S = 0.002
 class BurstSettings:
     min_steps: int = 20
     min_seconds: float = 2.0
-    max_seconds: float = 10.0
+    max_seconds: float = 8.0
     warmup_steps: int = 3
     steady_tolerance: float = 0.10  # relative difference allowed between the window's halves
 

@@ -9,13 +9,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from autotune.burst.runner import BurstSettings
 
 
+_DEFAULT = BurstSettings()
+
+
 class BurstOptions(BaseModel):
+    """The validated, user-facing face of BurstSettings (same fields, same defaults)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    min_steps: int = Field(20, ge=2)
-    min_seconds: float = Field(2.0, gt=0)
-    max_seconds: float = Field(8.0, gt=0)
-    warmup_steps: int = Field(3, ge=0)
+    min_steps: int = Field(_DEFAULT.min_steps, ge=2)
+    min_seconds: float = Field(_DEFAULT.min_seconds, gt=0)
+    max_seconds: float = Field(_DEFAULT.max_seconds, gt=0)
+    warmup_steps: int = Field(_DEFAULT.warmup_steps, ge=0)
 
     def settings(self, max_seconds: float | None = None) -> BurstSettings:
         return BurstSettings(min_steps=self.min_steps, min_seconds=self.min_seconds,
