@@ -9,12 +9,14 @@ from typing import Any
 
 import torch
 
+from autotune.cluster.slurm_env import job_identity
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.nvml import list_gpus
 
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CPUS_PER_TASK",
-                   "SLURM_CPUS_ON_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
-                   "SLURM_JOB_NODELIST", "SLURMD_NODENAME")
+                   "SLURM_CPUS_ON_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
+                   "SLURM_GPUS_ON_NODE", "SLURM_JOB_NODELIST", "SLURMD_NODENAME")
+TORCHRUN_VARIABLES = ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE")
 
 
 def gpu_name(device: torch.device) -> str | None:
@@ -23,14 +25,18 @@ def gpu_name(device: torch.device) -> str | None:
     return torch.cuda.get_device_name(device)
 
 
-def collect(device: torch.device | None = None) -> dict[str, Any]:
+def collect(device: torch.device | None = None, ranks: int | None = None) -> dict[str, Any]:
+    """Where a measurement holds: kept with every trial and in the recipe. `ranks`: the ranks per
+    node it was measured under (default: as the environment says)."""
     import torchvision
 
-    cpus = usable_cpus()
+    cpus = usable_cpus(ranks=ranks)
     device = device or torch.device("cpu")
     return {
         "usable_cpus": cpus.count,
         "cpu_source": cpus.source,
+        "cpu_budget": cpus.describe(),
+        "ranks_per_node": cpus.ranks,
         "device": str(device),
         "gpu": gpu_name(device),
         "hostname": socket.gethostname(),
@@ -38,16 +44,16 @@ def collect(device: torch.device | None = None) -> dict[str, Any]:
         "torch": torch.__version__.split("+")[0],
         "torchvision": torchvision.__version__.split("+")[0],
         "cuda": torch.version.cuda if torch.cuda.is_available() else None,
-        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
-        "slurm_array_task_id": os.environ.get("SLURM_ARRAY_TASK_ID"),
+        **job_identity(os.environ),
     }
 
 
-def describe() -> dict[str, Any]:
+def describe(ranks: int | None = None) -> dict[str, Any]:
     """Everything `autotune env` shows."""
-    cpus = usable_cpus()
+    cpus = usable_cpus(ranks=ranks)
     return {
-        "usable_cpus": cpus.describe(),
+        "usable_cpus": cpus.summary(),
+        "cpu budget derived from": "\n".join(cpus.derivation),
         "os.cpu_count (not used)": os.cpu_count(),
         "torch": torch.__version__,
         "cuda available": torch.cuda.is_available(),
@@ -56,4 +62,6 @@ def describe() -> dict[str, Any]:
         if torch.cuda.is_available() else [],
         "nvml gpus": list_gpus() or "NVML unavailable (no NVIDIA driver): GPU telemetry off",
         "slurm": {k: os.environ[k] for k in SLURM_VARIABLES if k in os.environ} or "not under Slurm",
+        "torchrun": {k: os.environ[k] for k in TORCHRUN_VARIABLES if k in os.environ}
+        or "not under torchrun",
     }
