@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autotune.cli.common import console, one_line_errors
+from autotune.cluster.ranks import spec_factory
 from autotune.errors import OptionsError
 from autotune.report import table
 from autotune.search.options import TuneOptions
@@ -42,10 +43,20 @@ def tune(
     model: Optional[str] = typer.Option(None, "--model", help="torchvision model (built-in image workloads)"),
     image_size: Optional[int] = typer.Option(None, "--image-size", help="training crop size (built-in image workloads)"),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="batch size (built-in workloads)"),
+    study: Optional[str] = typer.Option(None, "--study", help="join or create this optuna study:"
+                                        " any number of processes on any nodes can share one"),
+    storage: Optional[str] = typer.Option(None, "--storage", help="study storage: a journal file on"
+                                          " the shared filesystem, or an RDB URL (postgresql://...)"),
+    ranks_per_node: Optional[int] = typer.Option(
+        None, "--ranks-per-node", help="measure on this many ranks at once (one node of a"
+        " multi-rank job), scored by the slowest rank"),
 ) -> None:
     """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe."""
     options = _options(budget_s=budget, max_trials=trials, device=device, seed=seed,
-                       max_workers=max_workers, results_dir=results_dir)
+                       max_workers=max_workers, results_dir=results_dir, storage=storage,
+                       study_name=study, ranks_per_node=ranks_per_node)
+    if study is not None and storage is None:
+        raise OptionsError("--study needs --storage: the journal file or database the processes share")
     try:
         wl_options = WorkloadOptions(device=device, model=model, image_size=image_size,
                                      batch_size=batch_size)
@@ -67,7 +78,8 @@ def tune(
             bar.update(task, completed=min(p.elapsed_s, p.budget_s), done=p.done,
                        left=max(0.0, p.budget_s - p.elapsed_s), best=best)
 
-        result = run_tuning(work, on_trial=on_trial, **options.model_dump())
+        factory = spec_factory(workload, wl_options) if (ranks_per_node or 1) > 1 else None
+        result = run_tuning(work, on_trial=on_trial, workload_factory=factory, **options.model_dump())
 
     console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
                                 title=f"autotune: {work.name} on {result.device}"))

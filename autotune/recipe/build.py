@@ -32,6 +32,9 @@ def measured_block(best: BurstResult, baseline: BurstResult | None, **extra: Any
 
 
 def build_recipe(best: BurstResult, baseline: BurstResult | None, workload: dict[str, Any],
-                 device: torch.device, **measured_extra: Any) -> Recipe:
+                 device: torch.device, *, environment_block: dict[str, Any] | None = None,
+                 **measured_extra: Any) -> Recipe:
+    """`environment_block`: where `best` was measured (default: this process, now)."""
     return Recipe.from_config(best.config, measured=measured_block(best, baseline, **measured_extra),
-                              workload=workload, environment=environment.collect(device))
+                              workload=workload,
+                              environment=environment_block or environment.collect(device))

@@ -40,4 +40,8 @@ class TuneOptions(BaseModel):
     storage: str | None = Field(None, description="optuna storage: RDB URL or journal file path;"
                                 " default: study.journal in the run folder (in memory without one)")
     study_name: str | None = Field(None, description="join or create this study in the storage")
+    ranks_per_node: int | None = Field(None, ge=1, description="measure each configuration on this"
+                                       " many ranks at once (one node of a multi-rank job), scored by"
+                                       " the slowest; default: one, with the CPU budget of one rank"
+                                       " of the ranks the environment announces")
     burst: BurstOptions = Field(default_factory=BurstOptions)

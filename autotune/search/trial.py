@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from autotune.burst.result import BurstResult
 from autotune.space.config import LoaderConfig
@@ -17,6 +18,7 @@ class Trial:
     status: str
     result: BurstResult | None = None
     error: str | None = None
+    origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
 
     @property
     def ok(self) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,14 +15,18 @@ import optuna
 import torch
 from torch.utils.data import DataLoader
 
+from autotune import environment
 from autotune.burst.result import BurstResult
 from autotune.burst.runner import run_burst
+from autotune.cluster.ledger import StudyLedger
+from autotune.cluster.ranks import RankGroup, WorkloadFactory
+from autotune.cluster.slurm_env import process_slot
 from autotune.errors import AutotuneError, OptionsError, WorkloadError
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
-from autotune.search.choose import pick_best
+from autotune.search.choose import find_baseline, pick_best
 from autotune.search.options import TuneOptions
-from autotune.search.study import open_study, record
+from autotune.search.study import claim_lock, describe_study, open_study, record, trials_of
 from autotune.search.trial import FAILED, OK, Trial
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.cpus import usable_cpus
@@ -87,34 +94,43 @@ def probe_batch(workload: Workload) -> Any:
                             " than one batch") from None
 
 
-def build_space(workload: Workload, device: torch.device, max_workers: int | None) -> SearchSpace:
+def build_space(workload: Workload, device: torch.device, max_workers: int | None,
+                cpus: int | None = None) -> SearchSpace:
     first = next(iter_tensors(probe_batch(workload)), None)
-    cap = max_workers_for(usable_cpus().count, **({"cap": max_workers} if max_workers else {}))
+    cpus = usable_cpus().count if cpus is None else cpus
+    cap = max_workers_for(cpus, **({"cap": max_workers} if max_workers else {}))
     return SearchSpace(max_workers=cap, cuda=device.type == "cuda",
                        channels_last_ok=first is not None and is_image_batch(first))
 
 
 class Tuner:
     def __init__(self, workload: Workload, options: TuneOptions,
-                 on_trial: Callable[[Progress], None] | None = None):
+                 on_trial: Callable[[Progress], None] | None = None, ranks: RankGroup | None = None):
         self.t0 = time.perf_counter()  # the budget covers the probe batch and study set-up too
         self.workload = workload
         self.options = options
         self.on_trial = on_trial
         self.device = _pick_device(workload, options.device)
-        self.cpus = usable_cpus().count
-        self.space = build_space(workload, self.device, options.max_workers)
-        self.study = open_study(seed=options.seed, storage=options.storage,
-                                study_name=options.study_name)
+        self.cpus = usable_cpus(ranks=options.ranks_per_node).count
+        self.space = build_space(workload, self.device, options.max_workers, self.cpus)
+        seed = options.seed
+        if options.study_name is not None and seed is not None:
+            # Processes joining one study must not all propose the same points in the same order.
+            seed += process_slot(os.environ)
+        self.study = open_study(seed=seed, storage=options.storage, study_name=options.study_name)
+        describe_study(self.study, workload.describe(), str(self.device))
+        self.ledger = StudyLedger(self.study, claim_lock(options.storage))
+        self.origin = environment.collect(self.device, ranks=options.ranks_per_node)
+        self.ranks = ranks
         self.gpu_sampler = (NvmlSampler.for_device(self.device.index or 0)
                             if self.device.type == "cuda" else None)
         self.trials: list[Trial] = []
-        self._seen: dict[LoaderConfig, Trial] = {}
 
     def measure(self, config: LoaderConfig, max_seconds: float | None = None) -> BurstResult:
-        return run_burst(self.workload, config, self.device,
-                         self.options.burst.settings(max_seconds), usable_cpus=self.cpus,
-                         gpu_sampler=self.gpu_sampler)
+        settings = self.options.burst.settings(max_seconds)
+        local = partial(run_burst, self.workload, config, self.device, settings,
+                        usable_cpus=self.cpus, gpu_sampler=self.gpu_sampler)
+        return self.ranks.measure(config, settings, local) if self.ranks is not None else local()
 
     def _time_left(self, t0: float) -> float:
         return self.options.budget_s - (time.perf_counter() - t0)
@@ -131,11 +147,12 @@ class Tuner:
         except AutotuneError:
             raise
         except Exception as exc:  # one failing configuration fails one trial, not the run
-            failed = Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}")
+            failed = Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}",
+                           origin=self.origin)
             record(trial, failed)
             self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
             return failed
-        done = Trial(len(self.trials), config, OK, result=result)
+        done = Trial(len(self.trials), config, OK, result=result, origin=self.origin)
         record(trial, done)
         self.study.tell(trial, result.samples_per_s)
         return done
@@ -143,7 +160,7 @@ class Tuner:
     def run(self) -> TuneResult:
         t0 = self.t0
         # Trial 0 is always PyTorch's defaults, so every report shows the gain over doing nothing.
-        self.study.enqueue_trial(PYTORCH_DEFAULTS.as_dict(), skip_if_exists=True)
+        self.ledger.enqueue_once(PYTORCH_DEFAULTS.as_dict())
         repeats = 0
         while True:
             if self.options.max_trials is not None and len(self.trials) >= self.options.max_trials:
@@ -152,12 +169,13 @@ class Tuner:
                 break
             trial = self.study.ask()
             config = self.space.suggest(trial)
-            seen = self._seen.get(config)
-            if seen is not None:
-                # Already measured: tell the study the known value instead of measuring again.
+            known = self.ledger.settle(trial, config)
+            if known is not None:
+                # Measured already (here or by another process sharing the study), or being
+                # measured elsewhere: tell the study what is known instead of measuring again.
                 repeats += 1
-                if seen.ok:
-                    self.study.tell(trial, seen.samples_per_s)
+                if known.value is not None:
+                    self.study.tell(trial, known.value)
                 else:
                     self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
                 if repeats >= MAX_REPEATS_IN_A_ROW:
@@ -166,7 +184,6 @@ class Tuner:
             repeats = 0
             record = self._run_trial(trial, config, t0)
             self.trials.append(record)
-            self._seen[config] = record
             if self.on_trial is not None:
                 self.on_trial(self._progress(t0, record))
         return self._result(t0)
@@ -177,22 +194,27 @@ class Tuner:
                         best.samples_per_s if best else None, last)
 
     def _result(self, t0: float) -> TuneResult:
-        baseline = self.trials[0]
-        best = pick_best(self.trials)
-        if best is None:
+        # Joining a named study, the result is the study's: every process's trials so far.
+        trials = trials_of(self.study) if self.options.study_name is not None else self.trials
+        baseline = find_baseline(trials)
+        best = pick_best(trials)
+        if baseline is None or best is None:
+            first = baseline.error if baseline is not None else "no configuration was measured"
             raise WorkloadError(f"workload '{self.workload.name}' failed in every configuration tried;"
-                                f" first error: {baseline.error}")
+                                f" first error: {first}")
         elapsed = time.perf_counter() - t0
         recipe = build_recipe(best.result, baseline.result if baseline.ok else None,
-                              self.workload.describe(), self.device,
-                              trials=len(self.trials), tuning_s=round(elapsed, 1))
-        return TuneResult(recipe, self.trials, best, baseline, self.workload, self.device, elapsed)
+                              self.workload.describe(), self.device, environment_block=best.origin,
+                              trials=len(trials), tuning_s=round(elapsed, 1))
+        return TuneResult(recipe, trials, best, baseline, self.workload, self.device, elapsed)
 
 
 def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = None,
-         **options: Any) -> TuneResult:
+         workload_factory: WorkloadFactory | None = None, **options: Any) -> TuneResult:
     """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
-    device, seed, max_workers, results_dir, burst). Writes a run folder unless results_dir=None."""
+    device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, burst). Writes a
+    run folder unless results_dir=None. With ranks_per_node > 1, `workload_factory(device)` builds
+    the workload in each extra rank's process (it must be picklable)."""
     from autotune.report.writer import new_run_dir, write_run
 
     opts = TuneOptions(**options)
@@ -202,7 +224,13 @@ def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = No
     if run_dir is not None and opts.storage is None:
         # Every finished trial is persisted as it ends, next to the report.
         opts = opts.model_copy(update={"storage": str(run_dir / STUDY_FILE)})
-    result = Tuner(workload, opts, on_trial).run()
+    ranks = opts.ranks_per_node or 1
+    if ranks > 1 and workload_factory is None:
+        raise OptionsError("ranks_per_node > 1 needs workload_factory: each rank builds its own workload")
+    tuner = Tuner(workload, opts, on_trial)
+    with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as group:
+        tuner.ranks = group
+        result = tuner.run()
     if run_dir is not None:
         write_run(result, run_dir)
     return result

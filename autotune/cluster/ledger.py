@@ -1,0 +1,58 @@
+"""What a study shared by several processes already knows, so none measures a configuration twice.
+
+Before measuring, a process settles its configuration against the whole study: measured or
+failed by anyone, it reuses the known outcome; claimed by another process still measuring it, it
+leaves it alone; otherwise it claims it (a user attribute on its running trial). Look-up and claim
+happen under the study's claim lock, so on a journal file two processes cannot take the same point.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+
+from autotune.search.study import ATTR_CONFIG
+from autotune.space.config import LoaderConfig
+
+ATTR_CLAIM = "claimed"
+TrialState = optuna.trial.TrialState
+
+
+@dataclass(frozen=True)
+class Known:
+    """The study's outcome for a configuration this process will not measure."""
+
+    value: float | None  # samples/s; None when it failed or is still being measured elsewhere
+    busy: bool = False  # another process is measuring it right now
+
+
+def _config(attrs: dict[str, Any], key: str) -> LoaderConfig | None:
+    return LoaderConfig(**attrs[key]) if key in attrs else None
+
+
+class StudyLedger:
+    def __init__(self, study: optuna.Study, lock: AbstractContextManager[None]):
+        self.study = study
+        self.lock = lock
+
+    def enqueue_once(self, params: dict[str, Any]) -> None:
+        """Enqueue a trial unless any process already did (PyTorch's defaults: once per study)."""
+        with self.lock:
+            self.study.enqueue_trial(params, skip_if_exists=True)
+
+    def settle(self, trial: optuna.Trial, config: LoaderConfig) -> Known | None:
+        """What the study knows of `config`; None when `trial` has claimed it and must measure it."""
+        with self.lock:
+            for other in self.study.get_trials(deepcopy=False):
+                if other.number == trial.number:
+                    continue
+                attrs = other.user_attrs
+                if other.state.is_finished() and _config(attrs, ATTR_CONFIG) == config:
+                    return Known(other.value if other.state == TrialState.COMPLETE else None)
+                if other.state == TrialState.RUNNING and _config(attrs, ATTR_CLAIM) == config:
+                    return Known(None, busy=True)
+            trial.set_user_attr(ATTR_CLAIM, config.as_dict())
+        return None
