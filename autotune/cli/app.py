@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import env_cmd, show_cmd, tune_cmd
+from autotune.cli import env_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Tune a PyTorch input pipeline by measuring short training bursts.")
 app.command("tune")(tune_cmd.tune)
 app.command("show")(show_cmd.show)
 app.command("env")(env_cmd.env)
+app.command("slurm")(slurm_cmd.slurm)
+app.command("report")(report_cmd.report)
 
 
 def main() -> None:

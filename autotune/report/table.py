@@ -56,33 +56,42 @@ def _cell(value: Any) -> str:
 TERMINAL_COLUMNS = ("trial", "config", *COLUMNS[1 + len(KNOBS):])
 
 
-def to_rich(table_rows: list[dict[str, Any]], title: str | None = None) -> Table:
+def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
+    """`extra` columns (e.g. the sweep point and node of a merged study) right after the trial number."""
+    return (columns[0], *extra, *columns[1:])
+
+
+def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
+            extra: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, header_style="bold")
-    for col in TERMINAL_COLUMNS:
-        table.add_column(HEADERS.get(col, col), justify="left" if col in ("config", "status") else "right",
+    columns = _with(TERMINAL_COLUMNS, extra)
+    for col in columns:
+        table.add_column(HEADERS.get(col, col), justify="left" if col in ("config", "status", *extra) else "right",
                          overflow="fold")
     for row in table_rows:
         style = "bold green" if row["status"] == "best" else ("red" if row["status"].startswith("failed") else None)
         label = LoaderConfig.from_params(row).label()
-        table.add_row(*(label if c == "config" else _cell(row[c]) for c in TERMINAL_COLUMNS), style=style)
+        table.add_row(*(label if c == "config" else _cell(row[c]) for c in columns), style=style)
     return table
 
 
-def to_markdown(table_rows: list[dict[str, Any]]) -> str:
-    lines = ["| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |",
-             "|" + "|".join("---:" if c != "status" else "---" for c in COLUMNS) + "|"]
+def to_markdown(table_rows: list[dict[str, Any]], extra: tuple[str, ...] = ()) -> str:
+    columns = _with(COLUMNS, extra)
+    lines = ["| " + " | ".join(HEADERS.get(c, c) for c in columns) + " |",
+             "|" + "|".join("---" if c == "status" or c in extra else "---:" for c in columns) + "|"]
     for row in table_rows:
-        cells = [_cell(row[c]) for c in COLUMNS]
+        cells = [_cell(row[c]) for c in columns]
         if row["status"] == "best":
             cells = [f"**{c}**" for c in cells]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def to_csv(table_rows: list[dict[str, Any]]) -> str:
+def to_csv(table_rows: list[dict[str, Any]], extra: tuple[str, ...] = ()) -> str:
+    columns = _with(COLUMNS, extra)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS))
+    writer = csv.DictWriter(buffer, fieldnames=list(columns))
     writer.writeheader()
     for row in table_rows:
-        writer.writerow({c: "" if row[c] is None else row[c] for c in COLUMNS})
+        writer.writerow({c: "" if row[c] is None else row[c] for c in columns})
     return buffer.getvalue()
