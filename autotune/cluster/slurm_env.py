@@ -11,6 +11,9 @@ import socket
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
+ALLOCATION_VARIABLES = ("SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",
+                        "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE")
+
 
 def positive_int(value: str | None) -> int | None:
     try:
@@ -63,7 +66,7 @@ class SlurmAllocation:
 
 def slurm_allocation(env: Mapping[str, str]) -> SlurmAllocation | None:
     """The allocation of the Slurm job this process runs in; None outside Slurm."""
-    if "SLURM_JOB_ID" not in env:
+    if not any(name in env for name in ALLOCATION_VARIABLES):
         return None
     tasks, source = positive_int(env.get("SLURM_NTASKS_PER_NODE")), "SLURM_NTASKS_PER_NODE"
     if tasks is None:
