@@ -6,9 +6,10 @@ import functools
 from typing import Any, Callable
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
-from autotune.errors import AutotuneError
+from autotune.errors import AutotuneError, OptionsError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -28,3 +29,10 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(BAD_INPUT) from None
 
     return wrapper
+
+
+def option_error(exc: ValidationError) -> OptionsError:
+    """A rejected option as the flag the user typed and what is wrong with it."""
+    err = exc.errors()[0]
+    where = f"--{str(err['loc'][0]).replace('_', '-')}: " if err["loc"] else ""
+    return OptionsError(f"{where}{err['msg'].removeprefix('Value error, ')}")

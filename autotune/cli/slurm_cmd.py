@@ -12,7 +12,7 @@ import typer
 from pydantic import ValidationError
 
 from autotune.cli import tune_cmd
-from autotune.cli.common import console, one_line_errors
+from autotune.cli.common import console, one_line_errors, option_error
 from autotune.cluster.sbatch import ArrayJob, default_study_name, option_flag, parse_sweep, render_script, submit
 from autotune.errors import OptionsError
 
@@ -79,9 +79,7 @@ def slurm(
                        budget_s=budget, tune_args=extra, results_dir=results, workdir=Path.cwd(),
                        python=sys.executable, pythonpath=os.environ.get("PYTHONPATH"))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = f"--{str(err['loc'][0]).replace('_', '-')}: " if err["loc"] else ""
-        raise OptionsError(f"{where}{err['msg'].removeprefix('Value error, ')}") from None
+        raise option_error(exc) from None
     try:
         job.log_pattern.parent.mkdir(parents=True, exist_ok=True)
         script = job.log_pattern.parent / f"{name}.sbatch"

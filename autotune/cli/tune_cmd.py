@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from autotune.cli.common import console, one_line_errors
+from autotune.cli.common import console, one_line_errors, option_error
 from autotune.cluster.ranks import spec_factory
 from autotune.errors import OptionsError
 from autotune.report import table
@@ -24,8 +24,7 @@ def _options(**values: object) -> TuneOptions:
     try:
         return TuneOptions(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise OptionsError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+        raise option_error(exc) from None
 
 
 @one_line_errors
@@ -61,8 +60,7 @@ def tune(
         wl_options = WorkloadOptions(device=device, model=model, image_size=image_size,
                                      batch_size=batch_size)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise OptionsError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+        raise option_error(exc) from None
     console.print(f"[bold]autotune[/]: loading workload {workload or 'demo'} ...")
     work = load_workload(workload, wl_options)
 
