@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import optuna
+import pytest
 from typer.testing import CliRunner
 
 from autotune.cli.app import app
@@ -30,6 +31,7 @@ def tune_process(storage: Path, study: str, node: str, task: int, *extra: str) -
                             text=True)
 
 
+@pytest.mark.slow
 def test_report_merges_a_sweep_written_by_several_processes(tmp_path):
     storage = tmp_path / "sweep.journal"
     procs = [tune_process(storage, "sweep/batch_size=8", "n1", 0, "--batch-size", "8"),

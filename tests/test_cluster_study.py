@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import optuna
+import pytest
 
 from autotune.cluster.ledger import StudyLedger
 from autotune.search.study import ATTR_CONFIG, claim_lock, make_storage, open_study, trials_of
@@ -53,6 +54,7 @@ RAW_WRITER = """
 """
 
 
+@pytest.mark.slow
 def test_journal_study_keeps_every_trial_of_four_writers_at_once(tmp_path):
     storage = str(tmp_path / "shared.journal")
     per_writer = 40
@@ -81,6 +83,7 @@ TUNER = """
 """
 
 
+@pytest.mark.slow
 def test_tuners_sharing_a_study_never_measure_a_configuration_twice(tmp_path):
     storage = str(tmp_path / "tuned.journal")
     # Same seed everywhere, no Slurm slot: the samplers propose the same points in the same

@@ -55,6 +55,7 @@ def test_env_under_srun_without_c_reads_the_cpus_on_the_node(slurm_cluster):
     assert "usable_cpus 1 CPU from SLURM_CPUS_ON_NODE" in text
 
 
+@pytest.mark.slow
 def test_array_of_three_tasks_tunes_into_one_study_and_report_merges_it(slurm_cluster, tmp_path):
     storage = tmp_path / "array.journal"
     results = tmp_path / "results"
