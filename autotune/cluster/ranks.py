@@ -153,6 +153,7 @@ class RankGroup:
         self._dir: str | None = None
         self._helpers: Any = None
         self._channel: _Channel | None = None
+        self._in_step = True  # False once a collective failed: the ranks are out of step
 
     def __enter__(self) -> "RankGroup":
         self._dir = tempfile.mkdtemp(prefix="autotune-ranks-")
@@ -164,29 +165,33 @@ class RankGroup:
         try:
             self._channel = _Channel(rendezvous, 0, self.ranks, self.device)
         except Exception as exc:
-            self._stop_helpers()
+            self._stop_helpers(wait_s=0)
             raise WorkloadError(f"starting {self.ranks} ranks failed: {exc}") from exc
         return self
+
+    def _collective(self, exchange: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return exchange(*args)
+        except RuntimeError as exc:  # a rank died or timed out
+            self._in_step = False
+            raise WorkloadError(f"lost the helper ranks: {exc}") from exc
 
     def measure(self, config: LoaderConfig, settings: BurstSettings,
                 local: Callable[[], BurstResult]) -> BurstResult:
         """Run `local` (rank 0's burst) while every helper rank runs the same configuration;
         return the slowest rank's result. A failure on any rank fails the configuration."""
-        assert self._channel is not None, "use RankGroup as a context manager"
-        try:
-            self._channel.send(_Request(config, settings))
-            self._channel.start_together()
-        except RuntimeError as exc:
-            raise WorkloadError(f"lost the helper ranks: {exc}") from exc
+        channel = self._channel
+        assert channel is not None, "use RankGroup as a context manager"
+        self._collective(channel.send, _Request(config, settings))
+        self._collective(channel.start_together)
+        self._in_step = False  # until rank 0 has its outcome to gather
         try:
             mine: Outcome = local()
             own_error: Exception | None = None
         except Exception as exc:
             mine, own_error = f"rank 0: {type(exc).__name__}: {exc}", exc
-        try:
-            outcomes = self._channel.gather(mine) or []
-        except RuntimeError as exc:
-            raise WorkloadError(f"lost the helper ranks: {exc}") from exc
+        self._in_step = True
+        outcomes = self._collective(channel.gather, mine) or []
         if isinstance(own_error, AutotuneError):
             raise own_error
         errors = [o for o in outcomes if isinstance(o, str)]
@@ -194,22 +199,27 @@ class RankGroup:
             raise RuntimeError("; ".join(errors))
         return slowest([o for o in outcomes if isinstance(o, BurstResult)])
 
-    def _stop_helpers(self) -> None:
+    def _stop_helpers(self, wait_s: float) -> None:
         if self._helpers is not None:
             for process in self._helpers.processes:
-                process.join(timeout=30)
+                process.join(timeout=wait_s)
                 if process.is_alive():
                     process.terminate()
+                    process.join(timeout=10)
             self._helpers = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # A clean end tells the helpers to leave; after an error or an interrupt mid-trial the
+        # ranks may sit in different collectives, so the helpers are stopped instead.
+        graceful = exc_type is None and self._in_step
         if self._channel is not None:
             try:
-                self._channel.send(None)
+                if graceful:
+                    self._channel.send(None)
             finally:
                 self._channel.close()
                 self._channel = None
-        self._stop_helpers()
+        self._stop_helpers(wait_s=30 if graceful else 0)
