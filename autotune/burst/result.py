@@ -28,6 +28,9 @@ class BurstResult:
     device_compute_s: float | None  # CUDA-event time of the steps; None without a GPU
     host: HostStats
     gpu: GpuStats | None
+    # Busy time of an emulated accelerator (simulated workloads, --target-rate) in the window;
+    # None for a real device, whose busy share comes from NVML instead.
+    device_busy_s: float | None = None
 
     @property
     def step_s(self) -> float:
@@ -39,6 +42,11 @@ class BurstResult:
         wait, copy, compute = (100 * x / total for x in (self.wait_s, self.copy_s, self.compute_s))
         return {"wait": wait, "copy": copy, "compute": compute,
                 "other": max(0.0, 100.0 - wait - copy - compute)}
+
+    @property
+    def transfers(self) -> bool:
+        """A host->device copy happened: CUDA events exist only when the batches went to a GPU."""
+        return self.device_copy_s is not None
 
     @property
     def gpu_util_pct(self) -> float | None:

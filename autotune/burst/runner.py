@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -24,9 +24,10 @@ from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
 from autotune.telemetry.nvml import NvmlSampler
-from autotune.telemetry.phases import PhaseClock
-from autotune.transfer.device_loader import DeviceLoader
-from autotune.transfer.move import iter_tensors
+from autotune.telemetry.phases import PhaseClock, stack_phases
+from autotune.transfer.device_loader import DeviceLoader, PhaseHook
+from autotune.transfer.move import batch_samples
+from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
 
 # A pull that takes this long found the buffer empty: the workers are now the ones being waited on.
@@ -45,7 +46,7 @@ class BurstSettings:
 ProgressHook = Callable[[float, float], None]  # (seconds into the window, samples/s so far)
 
 
-def _epochs(feed: DeviceLoader) -> Iterator[Any]:
+def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
     """Batches across epoch boundaries (a new epoch restarts non-persistent workers: a real cost)."""
     while True:
         empty = True
@@ -54,11 +55,6 @@ def _epochs(feed: DeviceLoader) -> Iterator[Any]:
             yield batch
         if empty:
             raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
-
-
-def batch_samples(batch: Any, default: int) -> int:
-    first = next(iter_tensors(batch), None)
-    return int(first.shape[0]) if first is not None and first.dim() > 0 else default
 
 
 def release_loader(loader: Any) -> None:
@@ -70,7 +66,7 @@ def release_loader(loader: Any) -> None:
         loader._iterator = None
 
 
-def _drain(batches: Iterator[Any], depth: int) -> None:
+def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
     """Pull ready batches without stepping until a pull has to wait, at most `depth` of them."""
     fastest = float("inf")
     for _ in range(depth):
@@ -90,19 +86,22 @@ def _rate(marks: list[tuple[float, int]], lo: int, hi: int) -> float:
 def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
               settings: BurstSettings = BurstSettings(), *, usable_cpus: int = 1,
               gpu_sampler: NvmlSampler | None = None,
-              on_progress: ProgressHook | None = None) -> BurstResult:
+              on_progress: ProgressHook | None = None,
+              marks: PhaseHook | None = None) -> BurstResult:
+    """`marks`, when given, also wraps every phase (wait, copy, compute), e.g. in NVTX ranges."""
     with warnings.catch_warnings():
         # Going past the core count is deliberate (storage-bound datasets gain from it): silence
         # torch's "excessive worker creation" warning for bursts.
         warnings.filterwarnings("ignore", message="This DataLoader will create")
         t_begin = time.perf_counter()
         clock = PhaseClock(device)
+        phase = clock.span if marks is None else stack_phases(marks, clock.span)
         loader = workload.make_loader(config)
-        feed = DeviceLoader(loader, device, phase=clock.span, **config.transfer_kwargs())
-        batches = _epochs(feed)
+        feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
+        batches = endless_batches(feed)
         samplers: list[Any] = []
         try:
-            result = _measure(workload, config, batches, clock, settings, usable_cpus,
+            result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
                               gpu_sampler, on_progress, samplers, t_begin)
         finally:
             for sampler in samplers:  # only those still running after an error
@@ -114,17 +113,20 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
 
 
 def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], clock: PhaseClock,
-             settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
+             phase: PhaseHook, settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
              on_progress: ProgressHook | None, running: list[Any], t_begin: float) -> BurstResult:
     clock.recording = False
     first = next(batches)
     t_first = time.perf_counter()
-    workload.step(first)
+    with phase("compute"):
+        workload.step(first)
     del first
     for _ in range(settings.warmup_steps):
-        workload.step(next(batches))
+        batch = next(batches)
+        with phase("compute"):
+            workload.step(batch)
     clock.synchronize()
-    _drain(batches, config.prefetch_depth)
+    drain_prefetched(batches, config.prefetch_depth)
 
     clock.recording = True
     host = HostSampler(usable_cpus)
@@ -132,6 +134,8 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
         if sampler is not None:
             sampler.start()
             running.append(sampler)
+    accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
+    busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
     marks = [(t_window, 0)]
     samples = steps = 0
@@ -139,7 +143,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
     steady = False
     while True:
         batch = next(batches)
-        with clock.span("compute"):
+        with phase("compute"):
             workload.step(batch)
         steps += 1
         samples += batch_samples(batch, workload.batch_size)
@@ -173,4 +177,5 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
         compute_s=clock.wall_total("compute"),
         device_copy_s=clock.device_total("copy"), device_compute_s=clock.device_total("compute"),
         host=host_stats, gpu=gpu_stats,
+        device_busy_s=accelerator.busy_s - busy_start if accelerator is not None else None,
     )

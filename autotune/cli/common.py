@@ -36,3 +36,9 @@ def option_error(exc: ValidationError) -> OptionsError:
     err = exc.errors()[0]
     where = f"--{str(err['loc'][0]).replace('_', '-')}: " if err["loc"] else ""
     return OptionsError(f"{where}{err['msg'].removeprefix('Value error, ')}")
+
+
+def print_diagnosis(bottleneck: str, reason: str, recommendations: list[str]) -> None:
+    console.print(f"bottleneck: [bold]{bottleneck}[/]: {reason}", highlight=False)
+    for text in recommendations:
+        console.print(f"  - {text}", highlight=False)

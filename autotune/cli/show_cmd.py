@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from autotune.cli.common import console, one_line_errors
+from autotune.cli.common import console, one_line_errors, print_diagnosis
 from autotune.recipe.model import load_recipe
 from autotune.report.table import _cell
 
@@ -25,6 +25,10 @@ def show(recipe_path: Path = typer.Argument(..., help="recipe JSON written by `a
             table.add_row(block, key, _cell(value))
             block = ""
     console.print(table)
+    if recipe.diagnosis is not None:
+        console.print()
+        print_diagnosis(recipe.diagnosis.bottleneck, recipe.diagnosis.evidence.get("reason", ""),
+                        recipe.diagnosis.recommendations)
     console.print("\nApply it:\n"
                   "  recipe = autotune.load_recipe(path)\n"
                   "  loader = recipe.dataloader(dataset, batch_size)  # a torch DataLoader\n"

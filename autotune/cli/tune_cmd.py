@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from autotune.cli.common import console, one_line_errors, option_error
+from autotune.cli.common import console, one_line_errors, option_error, print_diagnosis
 from autotune.cluster.ranks import spec_factory
 from autotune.errors import OptionsError
 from autotune.report import table
@@ -49,11 +49,19 @@ def tune(
     ranks_per_node: Optional[int] = typer.Option(
         None, "--ranks-per-node", help="measure on this many ranks at once (one node of a"
         " multi-rank job), scored by the slowest rank"),
+    target_rate: Optional[float] = typer.Option(
+        None, "--target-rate", metavar="SAMPLES_PER_S",
+        help="what-if: replace the step with a simulated accelerator consuming this many samples/s"),
+    trace: bool = typer.Option(False, "--trace", help="record a torch.profiler trace of the tuned"
+                               " configuration (Perfetto, TensorBoard, HTA)"),
+    nvtx: bool = typer.Option(False, "--nvtx", help="wrap fetch, collate, copy and step in NVTX"
+                              " ranges for `nsys profile`"),
 ) -> None:
     """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe."""
     options = _options(budget_s=budget, max_trials=trials, device=device, seed=seed,
                        max_workers=max_workers, results_dir=results_dir, storage=storage,
-                       study_name=study, ranks_per_node=ranks_per_node)
+                       study_name=study, ranks_per_node=ranks_per_node, target_rate=target_rate,
+                       trace=trace, nvtx=nvtx)
     if study is not None and storage is None:
         raise OptionsError("--study needs --storage: the journal file or database the processes share")
     try:
@@ -86,11 +94,15 @@ def tune(
                   f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
                   f" {result.best.config.label()}; {len(result.trials)} trials in"
                   f" {result.elapsed_s:.0f}s")
+    diagnosis = result.best.diagnosis
+    if diagnosis is not None:
+        print_diagnosis(diagnosis.bottleneck, diagnosis.reason, diagnosis.recommendations)
     if out is not None:
         try:
             result.recipe.save(out)
         except OSError as exc:
             raise OptionsError(f"cannot write recipe to {out}: {exc.strerror or exc}") from None
-        console.print(f"recipe: {out}")
+        console.print(f"recipe: {out}", highlight=False, soft_wrap=True)
     if result.run_dir is not None:
-        console.print(f"report: {result.files['table_md']}\nrecipe: {result.files['recipe']}")
+        console.print(f"recipe: {result.files['recipe']}\ntable:  {result.files['table_md']}\n"
+                      f"report: {result.files['report']}", highlight=False, soft_wrap=True)

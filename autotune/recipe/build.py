@@ -8,19 +8,27 @@ import torch
 
 from autotune import environment
 from autotune.burst.result import BurstResult
+from autotune.diagnosis.split import split_step
 from autotune.recipe.model import Recipe
 
 
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 def measured_block(best: BurstResult, baseline: BurstResult | None, **extra: Any) -> dict[str, Any]:
-    shares = best.shares()
+    split = split_step(best)
     base_rate = baseline.samples_per_s if baseline else best.samples_per_s
     return {
         "samples_per_s": round(best.samples_per_s, 2),
         "baseline_samples_per_s": round(base_rate, 2),
         "speedup": round(best.samples_per_s / base_rate, 3) if base_rate > 0 else None,
-        "data_wait_pct": round(shares["wait"], 2),
-        "copy_pct": round(shares["copy"], 2),
-        "compute_pct": round(shares["compute"], 2),
+        "data_wait_pct": _pct(split.wait_pct),
+        "copy_pct": _pct(split.copy_pct),  # null on a CPU-only run: no copy to a device happens
+        "compute_pct": _pct(split.compute_pct),
+        "other_pct": _pct(split.other_pct),
+        "device_busy_pct": None if best.device_busy_s is None
+        else round(100 * best.device_busy_s / best.window_s, 1),
         "gpu_util_pct": None if best.gpu is None else round(best.gpu.util_mean_pct, 1),
         "gpu_mem_peak_mib": None if best.gpu is None else round(best.gpu.mem_peak_mib, 1),
         "host_cpu_pct": round(best.host.cpu_pct, 1),
@@ -33,8 +41,9 @@ def measured_block(best: BurstResult, baseline: BurstResult | None, **extra: Any
 
 def build_recipe(best: BurstResult, baseline: BurstResult | None, workload: dict[str, Any],
                  device: torch.device, *, environment_block: dict[str, Any] | None = None,
-                 **measured_extra: Any) -> Recipe:
+                 diagnosis: dict[str, Any] | None = None, **measured_extra: Any) -> Recipe:
     """`environment_block`: where `best` was measured (default: this process, now)."""
     return Recipe.from_config(best.config, measured=measured_block(best, baseline, **measured_extra),
                               workload=workload,
-                              environment=environment_block or environment.collect(device))
+                              environment=environment_block or environment.collect(device),
+                              diagnosis=diagnosis)

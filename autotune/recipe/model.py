@@ -65,6 +65,9 @@ class Measured(BaseModel):
     data_wait_pct: float | None = None
     copy_pct: float | None = None
     compute_pct: float | None = None
+    other_pct: float | None = None  # host work outside wait, copy and device compute
+    device_busy_pct: float | None = None  # an emulated accelerator's busy share (simulations)
+    target_rate_samples_per_s: float | None = None  # set when the step was a simulated accelerator
     gpu_util_pct: float | None = None
     gpu_mem_peak_mib: float | None = None
     host_cpu_pct: float | None = None
@@ -73,6 +76,14 @@ class Measured(BaseModel):
     startup_s: float | None = None
     trials: int | None = None
     tuning_s: float | None = None
+
+
+class Diagnosis(_Strict):
+    """What holds the tuned configuration back, the measurements that say so, and what to do."""
+
+    bottleneck: Literal["input", "transfer", "device", "host"]
+    evidence: dict[str, Any]
+    recommendations: list[str]
 
 
 class Recipe(_Strict):
@@ -86,6 +97,7 @@ class Recipe(_Strict):
     measured: Measured
     workload: dict[str, Any]
     environment: dict[str, Any]
+    diagnosis: Diagnosis | None = None
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
     @classmethod

@@ -8,17 +8,20 @@ from typing import Any
 
 from rich.table import Table
 
+from autotune.diagnosis.split import split_step
 from autotune.search.trial import Trial
 from autotune.space.config import KNOBS, LoaderConfig
 
 NA = "n/a"
 
-COLUMNS = ("trial", *KNOBS, "samples_per_s", "speedup", "data_wait_pct", "gpu_util_pct",
-           "peak_mem_mib", "status")
+MEASURES = ("samples_per_s", "speedup", "data_wait_pct", "copy_pct", "compute_pct", "other_pct",
+            "bottleneck", "gpu_util_pct", "peak_mem_mib")
+COLUMNS = ("trial", *KNOBS, *MEASURES, "status")
 HEADERS = {"trial": "#", "num_workers": "workers", "pin_memory": "pin", "prefetch_factor": "prefetch",
            "persistent_workers": "persist", "non_blocking": "non_block", "channels_last": "ch_last",
            "side_stream_prefetch": "stream", "samples_per_s": "samples/s", "speedup": "speedup",
-           "data_wait_pct": "wait %", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak mem MiB",
+           "data_wait_pct": "wait %", "copy_pct": "copy %", "compute_pct": "compute %",
+           "other_pct": "other %", "bottleneck": "bottleneck", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak mem MiB",
            "status": "status"}
 
 
@@ -29,12 +32,15 @@ def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> lis
         r = t.result
         row: dict[str, Any] = {"trial": t.number, **t.config.as_dict()}
         if r is None:
-            row.update(samples_per_s=None, speedup=None, data_wait_pct=None, gpu_util_pct=None,
-                       peak_mem_mib=None, status=f"{t.status}: {t.error}")
+            row.update(dict.fromkeys(MEASURES), status=f"{t.status}: {t.error}")
         else:
+            split = split_step(r)
             row.update(samples_per_s=round(r.samples_per_s, 1),
                        speedup=round(r.samples_per_s / base, 2) if base else None,
-                       data_wait_pct=round(r.shares()["wait"], 1),
+                       data_wait_pct=round(split.wait_pct, 1),
+                       copy_pct=None if split.copy_pct is None else round(split.copy_pct, 1),
+                       compute_pct=round(split.compute_pct, 1), other_pct=round(split.other_pct, 1),
+                       bottleneck=t.diagnosis.bottleneck if t.diagnosis else None,
                        gpu_util_pct=None if r.gpu_util_pct is None else round(r.gpu_util_pct, 1),
                        peak_mem_mib=round(r.host.peak_pss_mib), status=t.status)
         if best is not None and t.number == best.number:
@@ -51,9 +57,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-# The terminal shows the knobs as one short label (w4 pf2 persist pin ...) to fit 80 columns;
-# Markdown and CSV keep one column per knob.
-TERMINAL_COLUMNS = ("trial", "config", *COLUMNS[1 + len(KNOBS):])
+# The terminal shows the knobs as one short label (w4 pf2 persist pin ...) and the wait share with
+# the verdict to fit 80 columns; Markdown and CSV keep one column per knob and every share.
+TERMINAL_COLUMNS = ("trial", "config", "samples_per_s", "speedup", "data_wait_pct", "bottleneck",
+                    "gpu_util_pct", "peak_mem_mib", "status")
 
 
 def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
@@ -66,7 +73,8 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
     table = Table(title=title, header_style="bold")
     columns = _with(TERMINAL_COLUMNS, extra)
     for col in columns:
-        table.add_column(HEADERS.get(col, col), justify="left" if col in ("config", "status", *extra) else "right",
+        table.add_column(HEADERS.get(col, col),
+                         justify="left" if col in ("config", "bottleneck", "status", *extra) else "right",
                          overflow="fold")
     for row in table_rows:
         style = "bold green" if row["status"] == "best" else ("red" if row["status"].startswith("failed") else None)
@@ -78,7 +86,8 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
 def to_markdown(table_rows: list[dict[str, Any]], extra: tuple[str, ...] = ()) -> str:
     columns = _with(COLUMNS, extra)
     lines = ["| " + " | ".join(HEADERS.get(c, c) for c in columns) + " |",
-             "|" + "|".join("---" if c == "status" or c in extra else "---:" for c in columns) + "|"]
+             "|" + "|".join("---" if c in ("bottleneck", "status", *extra) else "---:"
+                            for c in columns) + "|"]
     for row in table_rows:
         cells = [_cell(row[c]) for c in columns]
         if row["status"] == "best":

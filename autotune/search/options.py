@@ -45,3 +45,7 @@ class TuneOptions(BaseModel):
                                        " the slowest; default: one, with the CPU budget of one rank"
                                        " of the ranks the environment announces")
     burst: BurstOptions = Field(default_factory=BurstOptions)
+    target_rate: float | None = Field(None, gt=0, description="replace the step with a simulated"
+                                      " accelerator consuming this many samples/s")
+    trace: bool = Field(False, description="record a torch.profiler trace of the tuned configuration")
+    nvtx: bool = Field(False, description="wrap fetch, collate, copy and step in NVTX ranges")

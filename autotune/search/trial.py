@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autotune.burst.result import BurstResult
 from autotune.space.config import LoaderConfig
+
+if TYPE_CHECKING:
+    from autotune.diagnosis.diagnose import Diagnosis
 
 OK, FAILED = "ok", "failed"
 
@@ -19,6 +22,8 @@ class Trial:
     result: BurstResult | None = None
     error: str | None = None
     origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
+    diagnosis: "Diagnosis | None" = None
+    finished_s: float | None = None  # seconds from the start of tuning to the end of this trial
 
     @property
     def ok(self) -> bool:

@@ -21,7 +21,10 @@ from autotune.burst.runner import run_burst
 from autotune.cluster.ledger import StudyLedger
 from autotune.cluster.ranks import RankGroup, WorkloadFactory
 from autotune.cluster.slurm_env import process_slot
+from autotune.diagnosis import Context, diagnose, explain
 from autotune.errors import AutotuneError, OptionsError, WorkloadError
+from autotune.profiling.nvtx import NvtxCost, fetch_ranges, load_nvtx, nvtx_phases, range_cost
+from autotune.profiling.trace import TraceRecord, record_trace
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import find_baseline, pick_best
@@ -32,8 +35,9 @@ from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import SearchSpace, max_workers_for
 from autotune.telemetry.nvml import NvmlSampler
-from autotune.transfer.device_loader import DeviceLoader
+from autotune.transfer.device_loader import DeviceLoader, PhaseHook
 from autotune.transfer.move import is_image_batch, iter_tensors
+from autotune.workload.accelerator import with_target_rate
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
 
@@ -61,8 +65,11 @@ class TuneResult:
     workload: Workload
     device: torch.device
     elapsed_s: float
+    context: Context
     run_dir: Path | None = None
     files: dict[str, Path] = field(default_factory=dict)
+    trace: TraceRecord | None = None  # --trace
+    nvtx: NvtxCost | None = None  # --nvtx: what one range costs here
 
     def loader(self, **overrides: Any) -> DataLoader:
         """A DataLoader over the tuned workload's data with the recipe applied."""
@@ -105,11 +112,15 @@ def build_space(workload: Workload, device: torch.device, max_workers: int | Non
 
 class Tuner:
     def __init__(self, workload: Workload, options: TuneOptions,
-                 on_trial: Callable[[Progress], None] | None = None, ranks: RankGroup | None = None):
+                 on_trial: Callable[[Progress], None] | None = None, ranks: RankGroup | None = None,
+                 marks: PhaseHook | None = None):
         self.t0 = time.perf_counter()  # the budget covers the probe batch and study set-up too
+        if options.target_rate is not None:
+            workload = with_target_rate(workload, options.target_rate)
         self.workload = workload
         self.options = options
         self.on_trial = on_trial
+        self.marks = marks
         self.device = _pick_device(workload, options.device)
         self.cpus = usable_cpus(ranks=options.ranks_per_node).count
         self.space = build_space(workload, self.device, options.max_workers, self.cpus)
@@ -122,6 +133,8 @@ class Tuner:
         self.ledger = StudyLedger(self.study, claim_lock(options.storage))
         self.origin = environment.collect(self.device, ranks=options.ranks_per_node)
         self.ranks = ranks
+        self.context = Context(usable_cpus=self.cpus, max_workers=self.space.max_workers,
+                               target_rate=options.target_rate)
         self.gpu_sampler = (NvmlSampler.for_device(self.device.index or 0)
                             if self.device.type == "cuda" else None)
         self.trials: list[Trial] = []
@@ -129,7 +142,7 @@ class Tuner:
     def measure(self, config: LoaderConfig, max_seconds: float | None = None) -> BurstResult:
         settings = self.options.burst.settings(max_seconds)
         local = partial(run_burst, self.workload, config, self.device, settings,
-                        usable_cpus=self.cpus, gpu_sampler=self.gpu_sampler)
+                        usable_cpus=self.cpus, gpu_sampler=self.gpu_sampler, marks=self.marks)
         return self.ranks.measure(config, settings, local) if self.ranks is not None else local()
 
     def _time_left(self, t0: float) -> float:
@@ -148,11 +161,12 @@ class Tuner:
             raise
         except Exception as exc:  # one failing configuration fails one trial, not the run
             failed = Trial(len(self.trials), config, FAILED, error=f"{type(exc).__name__}: {exc}",
-                           origin=self.origin)
+                           origin=self.origin, finished_s=time.perf_counter() - t0)
             record(trial, failed)
             self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
             return failed
-        done = Trial(len(self.trials), config, OK, result=result, origin=self.origin)
+        done = Trial(len(self.trials), config, OK, result=result, origin=self.origin,
+                     diagnosis=diagnose(result, self.context), finished_s=time.perf_counter() - t0)
         record(trial, done)
         self.study.tell(trial, result.samples_per_s)
         return done
@@ -203,21 +217,36 @@ class Tuner:
             raise WorkloadError(f"workload '{self.workload.name}' failed in every configuration tried;"
                                 f" first error: {first}")
         elapsed = time.perf_counter() - t0
+        for t in trials:  # trials read back from a shared study come without a verdict
+            if t.ok and t.diagnosis is None:
+                t.diagnosis = diagnose(t.result, self.context)
+        # The tuned and the default configuration get recommendations drawn from all trials.
+        for chosen in {id(t): t for t in (best, baseline) if t.ok}.values():
+            chosen.diagnosis = explain(chosen.result, trials, self.context)
         recipe = build_recipe(best.result, baseline.result if baseline.ok else None,
                               self.workload.describe(), self.device, environment_block=best.origin,
-                              trials=len(trials), tuning_s=round(elapsed, 1))
-        return TuneResult(recipe, trials, best, baseline, self.workload, self.device, elapsed)
+                              diagnosis=best.diagnosis.to_record(), trials=len(trials),
+                              tuning_s=round(elapsed, 1),
+                              target_rate_samples_per_s=self.options.target_rate)
+        return TuneResult(recipe, trials, best, baseline, self.workload, self.device, elapsed,
+                          self.context)
 
 
 def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = None,
          workload_factory: WorkloadFactory | None = None, **options: Any) -> TuneResult:
     """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
-    device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, burst). Writes a
-    run folder unless results_dir=None. With ranks_per_node > 1, `workload_factory(device)` builds
-    the workload in each extra rank's process (it must be picklable)."""
+    device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, burst,
+    target_rate, trace, nvtx). Writes a run folder unless results_dir=None. With ranks_per_node > 1,
+    `workload_factory(device)` builds the workload in each extra rank's process (it must be
+    picklable)."""
     from autotune.report.writer import new_run_dir, write_run
 
     opts = TuneOptions(**options)
+    nvtx = load_nvtx() if opts.nvtx else None
+    if opts.nvtx and nvtx is None:
+        raise OptionsError("--nvtx: this torch build cannot call NVTX (a CUDA build of torch can)")
+    if opts.trace and opts.results_dir is None:
+        raise OptionsError("--trace writes into the run folder: give a results directory")
     # Create the run folder first: an unwritable results directory must fail before, not after,
     # minutes of measuring.
     run_dir = new_run_dir(opts.results_dir, workload.name) if opts.results_dir is not None else None
@@ -227,10 +256,19 @@ def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = No
     ranks = opts.ranks_per_node or 1
     if ranks > 1 and workload_factory is None:
         raise OptionsError("ranks_per_node > 1 needs workload_factory: each rank builds its own workload")
-    tuner = Tuner(workload, opts, on_trial)
-    with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as group:
+    if ranks > 1 and opts.target_rate is not None:
+        raise OptionsError("--target-rate replaces the step in this process only: use it with one"
+                           " rank per node")
+    tuner = Tuner(workload, opts, on_trial, marks=nvtx_phases(nvtx) if nvtx is not None else None)
+    with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as group, \
+            fetch_ranges(nvtx) if nvtx is not None else nullcontext():
         tuner.ranks = group
         result = tuner.run()
+    if nvtx is not None:
+        result.nvtx = range_cost(nvtx)
     if run_dir is not None:
+        if opts.trace:
+            result.trace = record_trace(result.workload, result.best.config, result.device,
+                                        run_dir / "trace")
         write_run(result, run_dir)
     return result

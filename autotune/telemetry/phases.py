@@ -10,11 +10,24 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import defaultdict
-from typing import Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 
 PHASES = ("wait", "copy", "compute")
+
+
+def stack_phases(*hooks: Callable[[str], ContextManager[Any]]) -> Callable[[str], ContextManager[Any]]:
+    """One phase hook that enters each of `hooks` in order (e.g. an NVTX range around a timer)."""
+
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for hook in hooks:
+                stack.enter_context(hook(name))
+            yield
+
+    return phase
 
 
 class PhaseClock:

@@ -35,6 +35,12 @@ def iter_tensors(batch: Any) -> Iterator[torch.Tensor]:
             yield from iter_tensors(x)
 
 
+def batch_samples(batch: Any, default: int) -> int:
+    """Samples in a batch: the leading dimension of its first tensor, else `default`."""
+    first = next(iter_tensors(batch), None)
+    return int(first.shape[0]) if first is not None and first.dim() > 0 else default
+
+
 def is_image_batch(tensor: torch.Tensor) -> bool:
     """channels_last only means something for 4-D (N, C, H, W) floating-point tensors."""
     return tensor.dim() == 4 and tensor.is_floating_point()

@@ -2,7 +2,8 @@
 
 Items cost a fixed amount of *CPU time* (a busy loop on the thread's CPU clock, so contention
 shows as it would for real decoding) and/or *storage latency* (a sleep: the worker waits without
-using a core). The step sleeps, which frees the CPU exactly like an asynchronous GPU kernel.
+using a core). The step sleeps, which frees the CPU exactly like an asynchronous GPU kernel; an
+optional `host_ms` of main-thread CPU before it stands for per-step Python and launch overhead.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import torch
 from torch.utils.data import Dataset
 
 from autotune.errors import WorkloadError
+from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
 
 
@@ -45,14 +47,22 @@ class SimulatedDataset(Dataset):
         return torch.full(self.item_shape, float(index % 7)), index % self.num_classes
 
 
-class SleepStep:
-    """A training step that takes `seconds` and leaves the CPU free: an emulated accelerator."""
+class SleepStep(EmulatedAccelerator):
+    """A training step of `host_seconds` of main-thread CPU, then `seconds` of emulated device work
+    that leaves the CPU free."""
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, host_seconds: float = 0.0):
+        super().__init__()
         self.seconds = seconds
+        self.host_seconds = host_seconds
+
+    def device_seconds(self, batch: object) -> float:
+        return self.seconds
 
     def __call__(self, batch: object) -> None:
-        time.sleep(self.seconds)
+        if self.host_seconds:
+            burn_cpu(self.host_seconds)
+        super().__call__(batch)
 
 
 @dataclass(frozen=True)
@@ -60,13 +70,14 @@ class SimSpec:
     cpu_ms: float = 2.0
     io_ms: float = 0.0
     step_ms: float = 20.0
+    host_ms: float = 0.0
     batch: int = 16
     shape: tuple[int, ...] = (3, 32, 32)
     length: int = 4096
 
     @classmethod
     def parse(cls, text: str | None) -> "SimSpec":
-        """'cpu_ms=2,io_ms=0,step_ms=20,batch=16,shape=3x32x32,length=4096' (any subset)."""
+        """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096' (any subset)."""
         values: dict = {}
         for part in filter(None, (text or "").split(",")):
             key, sep, raw = part.partition("=")
@@ -87,7 +98,8 @@ class SimSpec:
 
     def expected_samples_per_s(self, workers_cpus: float) -> float:
         """Ideal rate with `workers_cpus` cores of loading: min(device rate, loader rate)."""
-        device = self.batch / (self.step_ms / 1000) if self.step_ms else float("inf")
+        step_s = (self.step_ms + self.host_ms) / 1000
+        device = self.batch / step_s if step_s else float("inf")
         loader = workers_cpus / (self.cpu_ms / 1000) if self.cpu_ms else float("inf")
         return min(device, loader)
 
@@ -96,7 +108,10 @@ def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
     dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape)
     label = name or (f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
                      f"batch={spec.batch})")
-    return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000), name=label,
-                    device=torch.device("cpu"),
+    if spec.host_ms:
+        label = label[:-1] + f",host_ms={spec.host_ms:g})"
+    return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
+                    name=label, device=torch.device("cpu"),
                     details={"simulated": {"cpu_ms": spec.cpu_ms, "io_ms": spec.io_ms,
-                                           "step_ms": spec.step_ms, "shape": list(spec.shape)}})
+                                           "step_ms": spec.step_ms, "host_ms": spec.host_ms,
+                                           "shape": list(spec.shape)}})

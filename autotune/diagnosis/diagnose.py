@@ -1,0 +1,47 @@
+"""One burst in, one diagnosis out: the split, the verdict with its evidence, and (for the tuned
+configuration) the recommendations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from autotune.burst.result import BurstResult
+from autotune.diagnosis.advice import recommend
+from autotune.diagnosis.evidence import Context, gather
+from autotune.diagnosis.verdict import Verdict, decide, reason
+
+if TYPE_CHECKING:  # trials are only read here; importing search at run time is circular
+    from autotune.search.trial import Trial
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    verdict: Verdict
+    recommendations: list[str] = field(default_factory=list)
+
+    @property
+    def bottleneck(self) -> str:
+        return self.verdict.bottleneck
+
+    @property
+    def reason(self) -> str:
+        return reason(self.verdict)
+
+    def to_record(self) -> dict[str, Any]:
+        """The recipe's `diagnosis` block."""
+        evidence = {"reason": self.reason, **self.verdict.evidence.as_dict(),
+                    "runner_up": self.verdict.runner_up}
+        return {"bottleneck": self.bottleneck, "evidence": evidence,
+                "recommendations": list(self.recommendations)}
+
+
+def diagnose(result: BurstResult, context: Context) -> Diagnosis:
+    """The verdict on one burst, without recommendations (those need the other trials)."""
+    return Diagnosis(decide(gather(result, context)))
+
+
+def explain(result: BurstResult, trials: list[Trial], context: Context) -> Diagnosis:
+    """The verdict on one burst with recommendations drawn from all the trials."""
+    verdict = decide(gather(result, context))
+    return Diagnosis(verdict, recommend(verdict, trials, context))

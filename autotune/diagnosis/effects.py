@@ -1,0 +1,53 @@
+"""What the trials measured about single knobs: the evidence behind a recommendation."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from autotune.space.config import LoaderConfig
+
+if TYPE_CHECKING:  # trials are only read here; importing search at run time is circular
+    from autotune.search.trial import Trial
+
+@dataclass(frozen=True)
+class KnobEffect:
+    knob: str
+    ratio: float  # median rate with the knob on over the same settings with it off
+    pairs: int
+
+
+def knob_effect(trials: list[Trial], knob: str) -> KnobEffect | None:
+    """Median on/off rate ratio over pairs of trials that differ in `knob` alone."""
+    rates: dict[LoaderConfig, float] = {t.config: t.samples_per_s for t in trials
+                                        if t.ok and t.samples_per_s}
+    ratios = [rate / rates[off] for config, rate in rates.items() if getattr(config, knob)
+              for off in [replace(config, **{knob: False})] if off in rates]
+    return KnobEffect(knob, statistics.median(ratios), len(ratios)) if ratios else None
+
+
+def best_rate_by_workers(trials: list[Trial]) -> dict[int, float]:
+    best: dict[int, float] = {}
+    for t in trials:
+        if t.ok and t.samples_per_s is not None:
+            w = t.config.num_workers
+            best[w] = max(best.get(w, 0.0), t.samples_per_s)
+    return dict(sorted(best.items()))
+
+
+def fewest_workers_within(trials: list[Trial], rate: float, tolerance: float) -> int | None:
+    """The fewest workers measured within `tolerance` (a fraction) of `rate`."""
+    for workers, best in best_rate_by_workers(trials).items():
+        if best >= rate * (1 - tolerance):
+            return workers
+    return None
+
+
+def describe_effect(effect: KnobEffect | None, knob: str) -> str:
+    if effect is None:
+        return f"{knob}=True was not measured against the same settings without it"
+    change = 100 * (effect.ratio - 1)
+    word = "faster" if change >= 0 else "slower"
+    pairs = f"{effect.pairs} pair" + ("s" if effect.pairs != 1 else "")
+    return f"{knob}=True measured {abs(change):.0f}% {word} than without it ({pairs} of trials)"

@@ -1,0 +1,119 @@
+"""report.md: one page that ties the verdict, the evidence, the pictures and the tables together."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autotune.diagnosis.diagnose import Diagnosis
+from autotune.report.table import NA
+
+if TYPE_CHECKING:
+    from autotune.search.tuner import TuneResult
+
+TOP_TRIALS = 5
+# (label, key in the evidence record, unit suffix)
+EVIDENCE_ROWS = (("samples/s", "samples_per_s", ""), ("step time", "step_ms", " ms"),
+                 ("waiting for data", "wait", "%"), ("host->device copy", "copy", "%"),
+                 ("device compute", "compute", "%"), ("other (host work)", "other", "%"),
+                 ("CPU, this run", "host_cpu_pct", "%"), ("CPU, all processes", "system_cpu_pct", "%"),
+                 ("GPU utilization", "gpu_util_pct", "%"), ("device busy (emulated)", "device_busy_pct", "%"),
+                 ("of the device ceiling or target rate", "of_device_ceiling_pct", "%"))
+
+
+def _value(record: dict[str, Any], key: str, unit: str) -> str:
+    value = record["shares_pct"].get(key) if key in record["shares_pct"] else record.get(key)
+    return NA if value is None else f"{value:g}{unit}"
+
+
+def evidence_table(columns: list[tuple[str, Diagnosis]]) -> str:
+    records = [(name, d.to_record()["evidence"]) for name, d in columns]
+    lines = ["| | " + " | ".join(name for name, _ in records) + " |",
+             "|---|" + "---:|" * len(records)]
+    for label, key, unit in EVIDENCE_ROWS:
+        lines.append(f"| {label} | " + " | ".join(_value(r, key, unit) for _, r in records) + " |")
+    return "\n".join(lines)
+
+
+def _verdict_line(name: str, diagnosis: Diagnosis | None) -> str:
+    if diagnosis is None:
+        return f"- {name}: no verdict (the trial failed)"
+    return f"- {name}: **{diagnosis.bottleneck}-bound**: {diagnosis.reason}."
+
+
+def _top_trials(result: "TuneResult") -> str:
+    ranked = sorted((t for t in result.trials if t.ok), key=lambda t: t.samples_per_s, reverse=True)
+    lines = ["| # | config | samples/s | bottleneck |", "|---:|---|---:|---|"]
+    for t in ranked[:TOP_TRIALS]:
+        verdict = t.diagnosis.bottleneck if t.diagnosis else NA
+        lines.append(f"| {t.number} | `{t.config.label()}` | {t.samples_per_s:.1f} | {verdict} |")
+    return "\n".join(lines)
+
+
+def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
+    out = []
+    if result.trace is not None:
+        tr = result.trace
+        out.append(f"- torch.profiler trace of the tuned configuration: [{tr.path.name}]"
+                   f"({tr.path.relative_to(run_dir).as_posix()}) ({tr.active_steps} active steps)."
+                   " Open the file in ui.perfetto.dev, or the folder with `tensorboard --logdir`"
+                   " or HTA's `TraceAnalysis(trace_dir=...)`. Measured cost: median step"
+                   f" {tr.traced_step_ms:.2f} ms profiled against {tr.plain_step_ms:.2f} ms"
+                   f" unprofiled before and after ({tr.overhead_pct:+.1f}%"
+                   f"{', i.e. within the noise of this machine' if tr.overhead_pct < 0 else ''}),"
+                   f" plus {1000 * tr.export_s:.0f} ms writing the file; `autotune overhead` measures"
+                   " it side by side.")
+    else:
+        out.append("- no torch.profiler trace (add `--trace`)")
+    if result.nvtx is not None:
+        n = result.nvtx
+        step_ms = result.best.result.step_s * 1000
+        main_pct = 100 * n.step_ranges * n.range_us / 1000 / step_ms
+        out.append(f"- NVTX ranges were emitted during tuning (wait, copy, compute per step; fetch and"
+                   f" collate per batch in the workers) for `nsys profile`. One range cost"
+                   f" {n.range_us:.2f} us here with no profiler attached: {n.step_ranges} per step is"
+                   f" {main_pct:.3f}% of the tuned {step_ms:.1f} ms step. Their cost while nsys"
+                   " records was not measured here.")
+    else:
+        out.append("- no NVTX ranges (add `--nvtx` and run under `nsys profile`)")
+    return out
+
+
+def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
+    m, env = result.recipe.measured, result.recipe.environment
+    best, baseline = result.best, result.baseline
+    rel = {k: p.relative_to(run_dir).as_posix() for k, p in plots.items()}
+    lines = [f"# autotune report: {result.workload.name}", "",
+             f"{time.strftime('%Y-%m-%d %H:%M')} · device `{result.device}` · {env['usable_cpus']}"
+             f" usable CPUs · {len(result.trials)} trials in {result.elapsed_s:.0f} s", "",
+             "## Result", "",
+             f"PyTorch defaults **{m.baseline_samples_per_s:.1f} samples/s** -> tuned"
+             f" **{m.samples_per_s:.1f} samples/s** ({m.speedup:.2f}x) with `{best.config.label()}`."
+             " Recipe: [recipe.json](recipe.json)."]
+    if m.target_rate_samples_per_s:
+        share = 100 * m.samples_per_s / m.target_rate_samples_per_s
+        lines += ["", f"What-if: the step was replaced by a simulated accelerator consuming"
+                      f" {m.target_rate_samples_per_s:g} samples/s. This node's CPUs feed it"
+                      f" {m.samples_per_s:.1f} samples/s, {share:.0f}% of that rate, with"
+                      f" `{best.config.label()}`."]
+    lines += ["", "## Why: the verdict", "", _verdict_line("tuned", best.diagnosis),
+              _verdict_line("PyTorch defaults", baseline.diagnosis), ""]
+    columns = [(n, t.diagnosis) for n, t in (("defaults", baseline), ("tuned", best)) if t.diagnosis]
+    lines += [evidence_table(columns), "", "What to do:", ""]
+    lines += [f"- {text}" for text in (best.diagnosis.recommendations if best.diagnosis else [])]
+    lines += ["", "## Pictures", "",
+              f"![Where the step time goes: defaults against tuned]({rel['split']})", "",
+              f"![Throughput against num_workers per prefetch_factor]({rel['workers']})", "",
+              f"![Best throughput so far over tuning time]({rel['progress']})", "",
+              "## Trials", "",
+              f"Best {TOP_TRIALS} by throughput; every trial with its step-time split and verdict:"
+              " [trials.md](trials.md), [trials.csv](trials.csv).", "", _top_trials(result), "",
+              "## Deeper look", "", *_deeper_look(result, run_dir), "",
+              "## Reading the numbers", "",
+              "Shares are of the step's wall time and add up to 100%. Device compute is the"
+              f" device's busy time where known ({best.diagnosis.verdict.evidence.split.compute_basis}"
+              " here); `other` is host work outside waiting, copying and device compute."
+              f" `{NA}` means this machine cannot measure the figure (no GPU: no copy to a device,"
+              " no GPU utilization); it is never shown as 0.", ""]
+    return "\n".join(lines)
