@@ -53,3 +53,19 @@ def test_overhead_command_writes_results_bench(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "bench" / "overhead.md").is_file()
     assert json.loads((tmp_path / "bench" / "overhead.json").read_text())["variants"]
+
+
+def test_budget_is_judged_by_the_accounted_cost_when_the_machine_is_noisy():
+    from autotune.bench.overhead import Comparison, OverheadResult
+
+    result = OverheadResult("w", W1, "cpu", 0.5)
+    result.comparisons[CONTROL] = Comparison([(100.0, 80.0), (100.0, 120.0), (100.0, 100.0)])
+    result.comparisons[AUTOTUNE] = Comparison([(100.0, 90.0)] * 3)  # -10%: noise this wide says nothing
+    result.accounted = AccountedCost(span_us=1.0, spans_per_step=3, step_ms=10.0,
+                                     sampler_cpu_ms_per_s=10.0)
+    assert result.noise_pct > 2
+    assert result.within_budget  # 1.03% accounted
+    quiet = OverheadResult("w", W1, "cpu", 0.5, comparisons={
+        CONTROL: Comparison([(100.0, 100.5)] * 3), AUTOTUNE: Comparison([(100.0, 90.0)] * 3)},
+        accounted=result.accounted)
+    assert not quiet.within_budget  # quiet enough: the measured 10% decides
