@@ -27,10 +27,11 @@ class HostStats:
 
 class HostSampler(PeriodicSampler):
     # CPU times and RSS are cheap to read; PSS walks every mapping of every process (milliseconds
-    # each), so it is read on the first sample, every PSS_EVERY-th one and the last. Sampling costs
-    # well under 1% of a core this way, inside the 2% budget of autotune's own measuring.
+    # each), so it is read on the first sample, every PSS_EVERY-th one (4 s) and the last: PSS
+    # grows as workers touch pages, so the last sample holds the peak. Sampling then costs about
+    # 1% of a core, inside the 2% budget of autotune's own measuring (`autotune overhead`).
     interval_s = 0.25
-    PSS_EVERY = 8
+    PSS_EVERY = 16
 
     def __init__(self, usable_cpus: int, process: psutil.Process | None = None):
         super().__init__()
