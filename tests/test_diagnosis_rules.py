@@ -68,9 +68,16 @@ def test_device_bound_on_fake_cuda_evidence_high_gpu_utilization():
     assert d.bottleneck == "device"
 
 
-def test_close_call_is_decided_by_a_reached_ceiling():
+def test_a_device_busy_half_the_step_is_held_back_by_its_idling():
+    d = diagnose(burst(wait=0.47, compute=0.53, busy=0.53), CPU2)
+    assert d.bottleneck == "input" and d.verdict.runner_up == "device" and d.verdict.close_call
+    assert "close call: device takes 53%" in d.reason
+
+
+def test_a_reached_ceiling_decides():
     result = burst(wait=0.45, compute=0.50, busy=0.50, rate=950.0)
-    assert diagnose(result, CPU2).bottleneck == "device"
+    with_device_ceiling = Context(usable_cpus=2, ceilings=Ceilings(device_samples_per_s=1000.0))
+    assert diagnose(result, with_device_ceiling).bottleneck == "device"
     with_loader_ceiling = Context(usable_cpus=2, ceilings=Ceilings(loader_samples_per_s=1000.0))
     assert diagnose(result, with_loader_ceiling).bottleneck == "input"
     assert Ceilings.from_measured({"loader_ceiling_samples_per_s": 1000.0}).loader_samples_per_s == 1000.0

@@ -40,8 +40,8 @@ def device_busy_pct(result: BurstResult) -> tuple[float | None, str]:
     if result.device_busy_s is not None:
         return 100 * result.device_busy_s / max(result.window_s, 1e-12), "emulated device busy time"
     if result.gpu is not None:
-        return result.gpu.util_mean_pct, "GPU utilization (NVML)"
-    return None, "host wall time in step (the host is the device)"
+        return result.gpu.util_mean_pct, "NVML GPU utilization"
+    return None, "step wall time: on a CPU run the host is the device"
 
 
 def split_step(result: BurstResult) -> StepSplit:
