@@ -38,10 +38,10 @@ class StepSplit:
 def device_busy_pct(result: BurstResult) -> tuple[float | None, str]:
     """Share of the window the device was busy, and where that figure comes from."""
     if result.device_busy_s is not None:
-        return 100 * result.device_busy_s / max(result.window_s, 1e-12), "emulated device busy time"
+        return 100 * result.device_busy_s / max(result.window_s, 1e-12), "the emulated device's busy time"
     if result.gpu is not None:
         return result.gpu.util_mean_pct, "NVML GPU utilization"
-    return None, "step wall time: on a CPU run the host is the device"
+    return None, "the step's wall time, as on a CPU run the host is the device"
 
 
 def split_step(result: BurstResult) -> StepSplit:

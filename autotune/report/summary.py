@@ -73,7 +73,7 @@ def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
         out.append(f"- NVTX ranges were emitted during tuning (wait, copy, compute per step; fetch and"
                    f" collate per batch in the workers) for `nsys profile`. One range cost"
                    f" {n.range_us:.2f} us here with no profiler attached: {n.step_ranges} per step is"
-                   f" {main_pct:.3f}% of the tuned {step_ms:.1f} ms step. Their cost while nsys"
+                   f" {main_pct:.1g}% of the tuned {step_ms:.1f} ms step. Their cost while nsys"
                    " records was not measured here.")
     else:
         out.append("- no NVTX ranges (add `--nvtx` and run under `nsys profile`)")
@@ -112,8 +112,9 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
               "## Deeper look", "", *_deeper_look(result, run_dir), "",
               "## Reading the numbers", "",
               "Shares are of the step's wall time and add up to 100%. Device compute is the"
-              f" device's busy time where known ({best.diagnosis.verdict.evidence.split.compute_basis}"
-              " here); `other` is host work outside waiting, copying and device compute."
+              " device's busy time where it is known; here it is measured as"
+              f" {best.diagnosis.verdict.evidence.split.compute_basis}. `other` is host work"
+              " outside waiting, copying and device compute."
               f" `{NA}` means this machine cannot measure the figure (no GPU: no copy to a device,"
               " no GPU utilization); it is never shown as 0.", ""]
     return "\n".join(lines)

@@ -36,7 +36,9 @@ def plot_workers(trials: list[Trial], best: Trial, path: Path,
                    label=f"{ceiling_label} ({device_ceiling:.0f}/s)")
     ax.set_xlabel("num_workers", fontsize=11)
     ax.set_ylabel("samples / s", fontsize=11)
-    ax.set_ylim(bottom=0)
+    highest = max([r for line in lines.values() for r in line.values()]
+                  + list((no_workers or {}).values()) + [best.samples_per_s, device_ceiling or 0.0])
+    ax.set_ylim(0, highest * 1.15)  # headroom: the tuned star and the legend stay clear of the top
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_title("Throughput by num_workers and prefetch_factor\n(best trial at each point;"
                  " the other knobs vary)", fontsize=12)
