@@ -12,6 +12,7 @@ import torch
 from autotune.cluster.slurm_env import job_identity
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.nvml import list_gpus
+from autotune.telemetry.shm import SMALL_SHM_MIB, shm_space
 
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CPUS_PER_TASK",
                    "SLURM_CPUS_ON_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
@@ -64,4 +65,24 @@ def describe(ranks: int | None = None) -> dict[str, Any]:
         "slurm": {k: os.environ[k] for k in SLURM_VARIABLES if k in os.environ} or "not under Slurm",
         "torchrun": {k: os.environ[k] for k in TORCHRUN_VARIABLES if k in os.environ}
         or "not under torchrun",
+        "/dev/shm": _shm_text(),
     }
+
+
+def _shm_text() -> str:
+    space = shm_space()
+    if space is None:
+        return "none (workers pass batches another way on this OS)"
+    return f"{space.total_mib:.0f} MiB, {space.free_mib:.0f} MiB free"
+
+
+def warnings() -> list[str]:
+    """What will hold a DataLoader back on this machine, in one line each."""
+    out = []
+    space = shm_space()
+    if space is not None and space.small:
+        out.append(f"/dev/shm is only {space.total_mib:.0f} MiB (under {SMALL_SHM_MIB} MiB): DataLoader"
+                   " workers pass batches through it and die with a bus error when it fills; in"
+                   " Docker raise it with --shm-size (the default is 64 MiB). autotune skips"
+                   " configurations whose batches in flight do not fit.")
+    return out

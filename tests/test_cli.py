@@ -62,7 +62,7 @@ def test_tune_a_file_factory_it_has_never_seen(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["nope"], "unknown workload 'nope'"),
     ([QUICK_SIM, "--device", "cuda"], "no CUDA GPU is available"),
-    ([QUICK_SIM, "--budget", "0"], "--budget-s: Input should be greater than 0"),
+    ([QUICK_SIM, "--budget", "0"], "--budget: Input should be greater than 0"),
     (["missing.py:factory"], "workload file missing.py does not exist"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, args, message):

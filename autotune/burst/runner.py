@@ -7,7 +7,10 @@ Timeline of a burst:
              and a window that starts on a full buffer reports a rate the loader cannot sustain;
   window     at least `min_steps` and `min_seconds`, extended until its two halves agree
              (steady), at most `max_seconds`;
-  teardown   workers are shut down so the next burst starts clean.
+  teardown   workers are shut down so the next burst starts clean; after a failure (a worker that
+             raised, was killed or hung) they are killed, so none is left behind.
+
+A burst runs under a time limit (see watchdog.py): a hang fails the burst with BurstTimeout.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from autotune.burst.result import BurstResult
+from autotune.burst.teardown import release_loader, shielded
+from autotune.burst.watchdog import time_limit
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
@@ -41,6 +46,7 @@ class BurstSettings:
     max_seconds: float = 8.0
     warmup_steps: int = 3
     steady_tolerance: float = 0.10  # relative difference allowed between the window's halves
+    time_limit_s: float | None = None  # the whole burst, start-up to window end; None: no limit
 
 
 ProgressHook = Callable[[float, float], None]  # (seconds into the window, samples/s so far)
@@ -55,15 +61,6 @@ def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
             yield batch
         if empty:
             raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
-
-
-def release_loader(loader: Any) -> None:
-    """Shut persistent workers down now instead of whenever the garbage collector gets to them."""
-    iterator = getattr(loader, "_iterator", None)
-    if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-        iterator._shutdown_workers()
-    if hasattr(loader, "_iterator"):
-        loader._iterator = None
 
 
 def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
@@ -96,19 +93,30 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
         t_begin = time.perf_counter()
         clock = PhaseClock(device)
         phase = clock.span if marks is None else stack_phases(marks, clock.span)
-        loader = workload.make_loader(config)
+        # No single batch may take longer than the whole burst may: torch raises in the main
+        # process when a worker goes silent that long (the watchdog's back-up off the main thread).
+        timeout = {"timeout": settings.time_limit_s} if settings.time_limit_s and config.num_workers else {}
+        loader = workload.make_loader(config, **timeout)
         feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
         batches = endless_batches(feed)
         samplers: list[Any] = []
+        failed = True
         try:
-            result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
-                              gpu_sampler, on_progress, samplers, t_begin)
+            with time_limit(settings.time_limit_s):
+                result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
+                                  gpu_sampler, on_progress, samplers, t_begin)
+            failed = False
         finally:
-            for sampler in samplers:  # only those still running after an error
-                sampler.halt()
-            batches.close()
-            release_loader(loader)
-            del batches, feed, loader
+            # Workers first: a failure may have come from them, and nothing below may stop
+            # them from being reaped.
+            with shielded():
+                try:
+                    release_loader(loader, feed.iterator, force=failed)
+                finally:
+                    for sampler in samplers:  # only those still running after an error
+                        sampler.halt()
+                    batches.close()
+                    del batches, feed, loader
     return replace(result, duration_s=time.perf_counter() - t_begin)
 
 

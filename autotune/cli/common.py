@@ -1,13 +1,14 @@
-"""What the commands share: one-line errors with exit code 2, and the console."""
+"""What the commands share: one-line errors with exit code 2, --debug, and the console."""
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from autotune.errors import AutotuneError, OptionsError
 
@@ -16,25 +17,38 @@ err_console = Console(stderr=True)
 
 BAD_INPUT = 2
 
+DEBUG_OPTION = typer.Option(False, "--debug", help="on an error, show autotune's Python traceback"
+                            " instead of one line")
+
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """A user's mistake is reported as one line saying what to fix, and exit code 2."""
+    """A user's mistake is reported as one line saying what to fix, and exit code 2 (with
+    --debug, as the Python traceback). Text the user needs beyond that line (their own code's
+    traceback) follows it."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
         except AutotuneError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            if kwargs.get("debug"):
+                raise
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                              soft_wrap=True)
+            if exc.detail:
+                err_console.print(exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(BAD_INPUT) from None
 
     return wrapper
 
 
-def option_error(exc: ValidationError) -> OptionsError:
-    """A rejected option as the flag the user typed and what is wrong with it."""
+def option_error(exc: ValidationError, flags: Mapping[str, str] | None = None) -> OptionsError:
+    """A rejected option as the flag the user typed and what is wrong with it. `flags` names the
+    flags that are not --field-name (--budget for budget_s, ...)."""
     err = exc.errors()[0]
-    where = f"--{str(err['loc'][0]).replace('_', '-')}: " if err["loc"] else ""
+    field = str(err["loc"][0]) if err["loc"] else ""
+    flag = (flags or {}).get(field, f"--{field.replace('_', '-')}")
+    where = f"{flag}: " if field else ""
     return OptionsError(f"{where}{err['msg'].removeprefix('Value error, ')}")
 
 

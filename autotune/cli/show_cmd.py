@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from autotune.cli.common import console, one_line_errors, print_diagnosis
+from autotune.cli.common import DEBUG_OPTION, console, one_line_errors, print_diagnosis
 from autotune.recipe.model import load_recipe
 from autotune.report.table import _cell
 
 
 @one_line_errors
-def show(recipe_path: Path = typer.Argument(..., help="recipe JSON written by `autotune tune`")) -> None:
+def show(recipe_path: Path = typer.Argument(..., help="recipe JSON written by `autotune tune`"),
+         debug: bool = DEBUG_OPTION) -> None:
     """Validate a recipe and show its settings, measurements and the code that applies it."""
     recipe = load_recipe(recipe_path)
     table = Table(title=f"recipe {recipe_path}", show_header=False)

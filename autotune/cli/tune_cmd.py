@@ -9,22 +9,66 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from autotune.cli.common import console, one_line_errors, option_error, print_diagnosis
+from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_errors, option_error,
+                                 print_diagnosis)
 from autotune.cluster.ranks import spec_factory
 from autotune.errors import OptionsError
 from autotune.report import table
+from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
 from autotune.search.tuner import Progress as TuneProgress
+from autotune.search.tuner import TuneResult
 from autotune.search.tuner import tune as run_tuning
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
+
+# Option fields whose flag is not --field-name.
+FLAGS = {"budget_s": "--budget", "max_trials": "--trials", "ram_budget_mib": "--ram-budget",
+         "study_name": "--study"}
 
 
 def _options(**values: object) -> TuneOptions:
     try:
         return TuneOptions(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
-        raise option_error(exc) from None
+        raise option_error(exc, FLAGS) from None
+
+
+def _show(result: TuneResult, out: Path | None) -> None:
+    console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
+                                title=f"autotune: {result.workload.name} on {result.device}"))
+    if result.recipe is not None and result.best is not None:
+        m = result.recipe.measured
+        console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
+                      f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
+                      f" {result.best.config.label()}; {len(result.trials)} trials in"
+                      f" {result.elapsed_s:.0f}s")
+        diagnosis = result.best.diagnosis
+        if diagnosis is not None:
+            print_diagnosis(diagnosis.bottleneck, diagnosis.reason, diagnosis.recommendations)
+        if out is not None:
+            try:
+                result.recipe.save(out)
+            except OSError as exc:
+                raise OptionsError(f"cannot write recipe to {out}: {exc.strerror or exc}") from None
+            console.print(f"recipe: {out}", highlight=False, soft_wrap=True)
+    for name, label in (("recipe", "recipe: "), ("table_md", "table:  "), ("report", "report: "),
+                        ("failures", "failures: ")):
+        if name in result.files:
+            console.print(f"{label}{result.files[name]}", highlight=False, soft_wrap=True)
+
+
+def _interrupted(stop: TuningInterrupted, out: Path | None) -> int:
+    result = stop.result
+    if result is None:
+        err_console.print(f"interrupted by {stop.signal_name} before any trial was measured")
+    else:
+        _show(result, out)
+        where = f"; continue with the same command plus --resume {result.run_dir}" if result.run_dir else ""
+        n = len(result.trials)
+        err_console.print(f"[bold yellow]interrupted by {stop.signal_name}[/]: {n} trial{'' if n == 1 else 's'}"
+                          f" measured and kept{where}", highlight=False, soft_wrap=True)
+    return stop.exit_code
 
 
 @one_line_errors
@@ -33,12 +77,19 @@ def tune(
         None, help="built-in (demo, fakedata, imagefolder:PATH, sim:k=v,...), FILE.py:factory or"
                    " package.module:factory; default: demo"),
     budget: float = typer.Option(60.0, "--budget", help="wall-clock budget in seconds"),
-    trials: Optional[int] = typer.Option(None, "--trials", help="at most this many measured trials"),
+    trials: Optional[int] = typer.Option(None, "--trials", help="at most this many measured trials"
+                                         " (with --resume, counting those measured before)"),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
     out: Optional[Path] = typer.Option(None, "--out", help="also write the recipe here"),
     results_dir: Path = typer.Option(Path("results"), "--results-dir", help="folder for run reports"),
     seed: int = typer.Option(0, "--seed", help="seed of the search"),
     max_workers: Optional[int] = typer.Option(None, "--max-workers", help="cap on num_workers"),
+    ram_budget: Optional[float] = typer.Option(
+        None, "--ram-budget", help="MiB the tuner and its workers may use (summed PSS); configurations"
+                                   " estimated above it are skipped; default: half the available RAM"),
+    resume: Optional[Path] = typer.Option(
+        None, "--resume", help="continue the tuning in this run folder (results/runs/...): same"
+                               " WORKLOAD and options; measured configurations are not re-measured"),
     model: Optional[str] = typer.Option(None, "--model", help="torchvision model (built-in image workloads)"),
     image_size: Optional[int] = typer.Option(None, "--image-size", help="training crop size (built-in image workloads)"),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="batch size (built-in workloads)"),
@@ -56,12 +107,16 @@ def tune(
                                " configuration (Perfetto, TensorBoard, HTA)"),
     nvtx: bool = typer.Option(False, "--nvtx", help="wrap fetch, collate, copy and step in NVTX"
                               " ranges for `nsys profile`"),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
-    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe."""
+    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe.
+
+    Ctrl-C or SIGTERM ends the current burst and writes the report of what was measured; continue
+    with the same command plus --resume RUN_DIR."""
     options = _options(budget_s=budget, max_trials=trials, device=device, seed=seed,
                        max_workers=max_workers, results_dir=results_dir, storage=storage,
                        study_name=study, ranks_per_node=ranks_per_node, target_rate=target_rate,
-                       trace=trace, nvtx=nvtx)
+                       trace=trace, nvtx=nvtx, ram_budget_mib=ram_budget, resume=resume)
     if study is not None and storage is None:
         raise OptionsError("--study needs --storage: the journal file or database the processes share")
     try:
@@ -75,34 +130,19 @@ def tune(
     columns = (TextColumn("[bold]tuning[/] {task.fields[workload]}"), BarColumn(),
                TextColumn("{task.fields[done]} trials"), TimeElapsedColumn(),
                TextColumn("left {task.fields[left]:.0f}s"), TextColumn("best {task.fields[best]}"))
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("tune", total=options.budget_s, workload=work.name, done=0,
-                            left=options.budget_s, best="-")
+    try:
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task("tune", total=options.budget_s, workload=work.name, done=0,
+                                left=options.budget_s, best="-")
 
-        def on_trial(p: TuneProgress) -> None:
-            best = f"{p.best_samples_per_s:.1f} samples/s" if p.best_samples_per_s else "-"
-            bar.update(task, completed=min(p.elapsed_s, p.budget_s), done=p.done,
-                       left=max(0.0, p.budget_s - p.elapsed_s), best=best)
+            def on_trial(p: TuneProgress) -> None:
+                best = f"{p.best_samples_per_s:.1f} samples/s" if p.best_samples_per_s else "-"
+                bar.update(task, completed=min(p.elapsed_s, p.budget_s), done=p.done,
+                           left=max(0.0, p.budget_s - p.elapsed_s), best=best)
 
-        factory = spec_factory(workload, wl_options) if (ranks_per_node or 1) > 1 else None
-        result = run_tuning(work, on_trial=on_trial, workload_factory=factory, **options.model_dump())
-
-    console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
-                                title=f"autotune: {work.name} on {result.device}"))
-    m = result.recipe.measured
-    console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
-                  f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
-                  f" {result.best.config.label()}; {len(result.trials)} trials in"
-                  f" {result.elapsed_s:.0f}s")
-    diagnosis = result.best.diagnosis
-    if diagnosis is not None:
-        print_diagnosis(diagnosis.bottleneck, diagnosis.reason, diagnosis.recommendations)
-    if out is not None:
-        try:
-            result.recipe.save(out)
-        except OSError as exc:
-            raise OptionsError(f"cannot write recipe to {out}: {exc.strerror or exc}") from None
-        console.print(f"recipe: {out}", highlight=False, soft_wrap=True)
-    if result.run_dir is not None:
-        console.print(f"recipe: {result.files['recipe']}\ntable:  {result.files['table_md']}\n"
-                      f"report: {result.files['report']}", highlight=False, soft_wrap=True)
+            factory = spec_factory(workload, wl_options) if (ranks_per_node or 1) > 1 else None
+            result = run_tuning(work, on_trial=on_trial, workload_factory=factory,
+                                **options.model_dump())
+    except TuningInterrupted as stop:
+        raise typer.Exit(_interrupted(stop, out)) from None
+    _show(result, out)

@@ -39,9 +39,16 @@ class StudyLedger:
         self.lock = lock
 
     def enqueue_once(self, params: dict[str, Any]) -> None:
-        """Enqueue a trial unless any process already did (PyTorch's defaults: once per study)."""
+        """Enqueue a trial unless the study already has it waiting, being measured or measured
+        (PyTorch's defaults: once per study). One asked but never measured, because its tuning
+        was interrupted during that burst, does not count: it is enqueued again."""
         with self.lock:
-            self.study.enqueue_trial(params, skip_if_exists=True)
+            for other in self.study.get_trials(deepcopy=False):
+                if other.system_attrs.get("fixed_params") != params:
+                    continue
+                if other.state in (TrialState.WAITING, TrialState.RUNNING) or ATTR_CONFIG in other.user_attrs:
+                    return
+            self.study.enqueue_trial(params)
 
     def settle(self, trial: optuna.Trial, config: LoaderConfig) -> Known | None:
         """What the study knows of `config`; None when `trial` has claimed it and must measure it."""

@@ -57,6 +57,8 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+STATUS_STYLES = {"best": "bold green", "failed": "red", "skipped": "yellow"}
+
 # The terminal shows the knobs as one short label (w4 pf2 persist pin ...) and the wait share with
 # the verdict to fit 80 columns; Markdown and CSV keep one column per knob and every share.
 TERMINAL_COLUMNS = ("trial", "config", "samples_per_s", "speedup", "data_wait_pct", "bottleneck",
@@ -77,7 +79,7 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
                          justify="left" if col in ("config", "bottleneck", "status", *extra) else "right",
                          overflow="fold")
     for row in table_rows:
-        style = "bold green" if row["status"] == "best" else ("red" if row["status"].startswith("failed") else None)
+        style = STATUS_STYLES.get(row["status"].split(":", 1)[0])
         label = LoaderConfig.from_params(row).label()
         table.add_row(*(label if c == "config" else _cell(row[c]) for c in columns), style=style)
     return table

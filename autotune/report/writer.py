@@ -1,4 +1,6 @@
-"""The run folder: recipe.json, trials.md and trials.csv for one tuning."""
+"""The run folder: study.journal (every trial, written as it ends), recipe.json, trials.md,
+trials.csv, report.md with its plots, and failures.txt with the full traceback of each failed
+trial."""
 
 from __future__ import annotations
 
@@ -15,6 +17,19 @@ from autotune.report.plots import plot_progress, plot_split, plot_workers
 if TYPE_CHECKING:
     from autotune.search.tuner import TuneResult
 
+STUDY_FILE = "study.journal"
+FAILURES_FILE = "failures.txt"
+
+
+def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OptionsError(f"{flag} {shown} is not writable ({exc.strerror or exc})") from None
+
 
 def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
@@ -23,20 +38,14 @@ def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
     while run_dir.exists():
         n += 1
         run_dir = base.with_name(f"{base.name}-{n}")
-    try:
-        run_dir.mkdir(parents=True)
-        probe = run_dir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise OptionsError(f"results directory {results_dir} is not writable"
-                           f" ({exc.strerror or exc}); pass --results-dir DIR") from None
+    _check_writable(run_dir, Path(results_dir), "--results-dir")
     return run_dir
 
 
 def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
     bars = [(f"{name}\n{t.config.label()}", split_step(t.result))
-            for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best)) if t.ok]
+            for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best))
+            if t is not None and t.ok]
     target = result.context.target_rate
     return {
         "split": plot_split(bars, plot_dir / "step_split.png"),
@@ -47,20 +56,42 @@ def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
     }
 
 
+def existing_run_dir(path: Path) -> Path:
+    """The run folder of an earlier tuning, to continue in."""
+    run_dir = Path(path).expanduser()
+    if not run_dir.is_dir():
+        raise OptionsError(f"--resume {path}: no such run folder (give the folder `autotune tune`"
+                           " printed, e.g. results/runs/DATE-WORKLOAD)")
+    _check_writable(run_dir, run_dir, "--resume")
+    return run_dir
+
+
+def _failures(result: "TuneResult") -> str:
+    parts = [f"## trial {t.number}: {t.config.label()}\n\n{t.traceback}\n"
+             for t in result.trials if t.traceback]
+    return "\n".join(parts)
+
+
 def write_run(result: "TuneResult", run_dir: Path) -> dict[str, Path]:
     table_rows = table.rows(result.trials, result.best, result.baseline)
-    files = {
-        "recipe": result.recipe.save(run_dir / "recipe.json"),
-        "table_md": run_dir / "trials.md",
-        "table_csv": run_dir / "trials.csv",
-    }
+    files = {"table_md": run_dir / "trials.md", "table_csv": run_dir / "trials.csv"}
+    if result.recipe is not None:
+        files["recipe"] = result.recipe.save(run_dir / "recipe.json")
     title = f"# autotune: {result.workload.name}\n\n"
+    if result.interrupted:
+        title += (f"Interrupted by {result.interrupted} after {len(result.trials)} trials; continue"
+                  f" with the same command plus `--resume {run_dir}`.\n\n")
     files["table_md"].write_text(title + table.to_markdown(table_rows))
     files["table_csv"].write_text(table.to_csv(table_rows))
-    plots = write_plots(result, run_dir / "plots")
-    files.update({f"plot_{name}": path for name, path in plots.items()})
-    files["report"] = run_dir / "report.md"
-    files["report"].write_text(summary.render(result, run_dir, plots))
+    failures = _failures(result)
+    if failures:
+        files["failures"] = run_dir / FAILURES_FILE
+        files["failures"].write_text(failures)
+    if result.best is not None:  # the verdict and the pictures are about the tuned configuration
+        plots = write_plots(result, run_dir / "plots")
+        files.update({f"plot_{name}": path for name, path in plots.items()})
+        files["report"] = run_dir / "report.md"
+        files["report"].write_text(summary.render(result, run_dir, plots))
     result.run_dir = run_dir
     result.files = files
     return files

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autotune.burst.runner import BurstSettings
+
+# Default time limit of a burst: the longest window twice over, plus room for starting a large
+# worker pool and warming up. Past it the burst counts as hung.
+HUNG_AFTER_WINDOWS = 2
+STARTUP_ALLOWANCE_S = 30.0
 
 
 _DEFAULT = BurstSettings()
@@ -21,11 +26,24 @@ class BurstOptions(BaseModel):
     min_seconds: float = Field(_DEFAULT.min_seconds, gt=0)
     max_seconds: float = Field(_DEFAULT.max_seconds, gt=0)
     warmup_steps: int = Field(_DEFAULT.warmup_steps, ge=0)
+    time_limit_s: float | None = Field(None, gt=0, description="a burst running longer fails its"
+                                       " trial as hung; default: 2x max_seconds + 30 s")
+
+    @model_validator(mode="after")
+    def _limit_after_window(self) -> "BurstOptions":
+        if self.time_limit_s is not None and self.time_limit_s <= self.max_seconds:
+            raise ValueError(f"time_limit_s ({self.time_limit_s:g}) must exceed max_seconds"
+                             f" ({self.max_seconds:g}): the window alone may take that long")
+        return self
+
+    @property
+    def time_limit(self) -> float:
+        return self.time_limit_s or HUNG_AFTER_WINDOWS * self.max_seconds + STARTUP_ALLOWANCE_S
 
     def settings(self, max_seconds: float | None = None) -> BurstSettings:
         return BurstSettings(min_steps=self.min_steps, min_seconds=self.min_seconds,
                              max_seconds=min(self.max_seconds, max_seconds or self.max_seconds),
-                             warmup_steps=self.warmup_steps)
+                             warmup_steps=self.warmup_steps, time_limit_s=self.time_limit)
 
 
 class TuneOptions(BaseModel):
@@ -44,6 +62,10 @@ class TuneOptions(BaseModel):
                                        " many ranks at once (one node of a multi-rank job), scored by"
                                        " the slowest; default: one, with the CPU budget of one rank"
                                        " of the ranks the environment announces")
+    ram_budget_mib: float | None = Field(None, gt=0, description="memory the tuner and its workers"
+                                         " may use (summed PSS); default: half the available RAM")
+    resume: Path | None = Field(None, description="run folder of an earlier tuning to continue:"
+                                " its study, and its folder for the report")
     burst: BurstOptions = Field(default_factory=BurstOptions)
     target_rate: float | None = Field(None, gt=0, description="replace the step with a simulated"
                                       " accelerator consuming this many samples/s")

@@ -6,10 +6,11 @@ disk or shared between processes is enough to rebuild the table and the recipe.
 
 from __future__ import annotations
 
+import os
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import optuna
 from optuna.storages import BaseStorage, JournalStorage
@@ -21,9 +22,11 @@ from autotune.space.config import LoaderConfig
 
 RDB_SCHEMES = ("sqlite", "postgresql", "mysql", "oracle", "mssql")
 ATTR_CONFIG, ATTR_RESULT, ATTR_ERROR, ATTR_NUMBER = "config", "result", "error", "autotune_trial"
-ATTR_ORIGIN = "origin"
+ATTR_ORIGIN, ATTR_STATUS, ATTR_TRACEBACK = "origin", "status", "traceback"
 # Study-level attributes: what was tuned, so a report can rebuild the recipe from the study alone.
 STUDY_WORKLOAD, STUDY_DEVICE = "workload", "device"
+# Read backwards in blocks this size to find a journal's last complete line.
+TAIL_BLOCK = 64 * 1024
 
 
 def _is_rdb_url(text: str) -> bool:
@@ -36,6 +39,37 @@ def _journal_path(target: str | Path) -> Path:
     return path
 
 
+def _last_newline(f: BinaryIO, size: int) -> int:
+    """Offset just past the last newline of the file (0 if it has none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - TAIL_BLOCK)
+        f.seek(start)
+        at = f.read(end - start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
+
+
+def repair_journal(path: Path, lock: JournalFileOpenLock) -> None:
+    """Cut a partial last line, left by a process killed mid-append (SIGKILL, the OOM killer).
+    optuna skips such a line while it is the last, but refuses the whole file once another line
+    follows it: resuming would lose the study. Done under the journal's lock, so no live writer
+    is mid-append."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    lock.acquire()
+    try:
+        with open(path, "rb+") as f:
+            size = f.seek(0, os.SEEK_END)
+            keep = _last_newline(f, size)
+            if keep < size:
+                f.truncate(keep)
+    finally:
+        lock.release()
+
+
 def make_storage(target: str | Path | None) -> BaseStorage | str | None:
     """None: in memory. An RDB URL (sqlite:///..., postgresql://...): optuna's RDB storage.
     Anything else is a file path for a journal: no database server needed, and with the
@@ -44,8 +78,10 @@ def make_storage(target: str | Path | None) -> BaseStorage | str | None:
         return None
     if _is_rdb_url(str(target)):
         return str(target)
-    path = str(_journal_path(target))
-    return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+    path = _journal_path(target)
+    lock = JournalFileOpenLock(str(path))
+    repair_journal(path, lock)
+    return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
 
 
 class _FileLock(AbstractContextManager[None]):
@@ -87,10 +123,13 @@ def record(trial: optuna.Trial, record: Trial) -> None:
     """Attach what was measured to the optuna trial before it is told."""
     trial.set_user_attr(ATTR_CONFIG, record.config.as_dict())
     trial.set_user_attr(ATTR_NUMBER, record.number)
+    trial.set_user_attr(ATTR_STATUS, record.status)
     if record.result is not None:
         trial.set_user_attr(ATTR_RESULT, record.result.to_dict())
     if record.error is not None:
         trial.set_user_attr(ATTR_ERROR, record.error)
+    if record.traceback is not None:
+        trial.set_user_attr(ATTR_TRACEBACK, record.traceback)
     if record.origin is not None:
         trial.set_user_attr(ATTR_ORIGIN, record.origin)
 
@@ -112,6 +151,7 @@ def trials_of(study: optuna.Study) -> list[Trial]:
         config = LoaderConfig(**attrs[ATTR_CONFIG])
         result = BurstResult.from_dict(attrs[ATTR_RESULT]) if ATTR_RESULT in attrs else None
         status = OK if frozen.state == optuna.trial.TrialState.COMPLETE and result else FAILED
-        out.append(Trial(len(out), config, status, result=result, error=attrs.get(ATTR_ERROR),
+        out.append(Trial(len(out), config, attrs.get(ATTR_STATUS, status), result=result,
+                         error=attrs.get(ATTR_ERROR), traceback=attrs.get(ATTR_TRACEBACK),
                          origin=attrs.get(ATTR_ORIGIN)))
     return out

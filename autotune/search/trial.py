@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from autotune.diagnosis.diagnose import Diagnosis
 
 OK, FAILED = "ok", "failed"
+SKIPPED = "skipped"  # not run: its estimated memory could not fit (search/guard.py)
 
 
 @dataclass
@@ -20,10 +21,16 @@ class Trial:
     config: LoaderConfig
     status: str
     result: BurstResult | None = None
-    error: str | None = None
+    error: str | None = None  # one line: why it failed or was skipped
+    traceback: str | None = None  # the whole failure, for the run folder's failures file
     origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
     diagnosis: "Diagnosis | None" = None
     finished_s: float | None = None  # seconds from the start of tuning to the end of this trial
+
+    @property
+    def measured(self) -> bool:
+        """A burst ran (and took time), whether it succeeded or failed."""
+        return self.status != SKIPPED
 
     @property
     def ok(self) -> bool:

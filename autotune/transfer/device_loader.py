@@ -35,6 +35,9 @@ class DeviceLoader:
         self.phase = phase
         use_stream = side_stream_prefetch and self.device.type == "cuda"
         self.stream = torch.cuda.Stream(self.device) if use_stream else None
+        # The loader's current iterator, so its owner can shut its workers down at a known time
+        # (an exception's traceback can otherwise keep it, and its workers, alive).
+        self.iterator: Iterator[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.loader)  # type: ignore[arg-type]
@@ -45,7 +48,7 @@ class DeviceLoader:
     def __iter__(self) -> Iterator[Any]:
         stream = self.stream
         stream_context = partial(torch.cuda.stream, stream) if stream is not None else contextlib.suppress
-        batches = iter(self.loader)
+        batches = self.iterator = iter(self.loader)
         pending = None
         while True:
             with self.phase("wait"):

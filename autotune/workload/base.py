@@ -46,9 +46,11 @@ class Workload:
             return  # iterable-style datasets have no length to check
         if length == 0:
             raise WorkloadError(f"dataset of workload '{self.name}' is empty")
-        if self.drop_last and length < self.batch_size:
+        if length < self.batch_size:
+            # Every step would be an epoch boundary (or, with drop_last, there would be no step):
+            # nothing a burst measures would hold for training.
             raise WorkloadError(f"dataset of workload '{self.name}' has {length} items, fewer than"
-                                f" one batch of {self.batch_size} with drop_last=True")
+                                f" one batch of {self.batch_size}")
 
     def make_loader(self, config: LoaderConfig, **extra: Any) -> DataLoader:
         """A torch DataLoader over this workload's data with the config's DataLoader knobs."""

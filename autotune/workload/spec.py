@@ -61,8 +61,8 @@ def load_workload(spec: str | None, options: WorkloadOptions | None = None) -> W
         raise WorkloadError(f"{module_ref} has no callable {factory_name!r}")
     try:
         workload = factory()
-    except WorkloadError:
-        raise
+    except WorkloadError as exc:
+        raise WorkloadError(f"{spec}: {exc}") from None
     except Exception as exc:
         raise WorkloadError(f"{spec}: the factory raised {type(exc).__name__}: {exc}") from None
     if not isinstance(workload, Workload):

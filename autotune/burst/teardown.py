@@ -1,0 +1,71 @@
+"""Ending a burst: its DataLoader workers are gone when run_burst returns, whatever happened.
+
+A worker killed mid-burst, a hung worker or an interrupt must not leave processes behind on a
+shared node, nor let torch's SIGCHLD handler raise "worker killed" into code after the burst.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+from torch.utils.data._utils import signal_handling
+
+# How long a killed worker gets to be reaped (SIGKILL cannot be caught: this is only the
+# kernel's bookkeeping).
+REAP_S = 2.0
+
+
+_shield_depth = 0
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """A teardown in progress: a stop signal must not cut it short (it would leave workers
+    behind); the signal's handler sees `tearing_down()` and only records the request."""
+    global _shield_depth
+    _shield_depth += 1
+    try:
+        yield
+    finally:
+        _shield_depth -= 1
+
+
+def tearing_down() -> bool:
+    return _shield_depth > 0
+
+
+def _iterators(loader: Any, iterator: Any) -> list[Any]:
+    found = [getattr(loader, "_iterator", None), iterator]
+    unique: list[Any] = []
+    for it in found:
+        if it is not None and hasattr(it, "_shutdown_workers") and all(it is not u for u in unique):
+            unique.append(it)
+    return unique
+
+
+def _stop_watching(iterator: Any) -> None:
+    """From here on worker exits are ours: torch's SIGCHLD handler must not raise about them."""
+    if getattr(iterator, "_worker_pids_set", False):
+        signal_handling._remove_worker_pids(id(iterator))
+        iterator._worker_pids_set = False
+
+
+def release_loader(loader: Any, iterator: Any = None, *, force: bool = False) -> None:
+    """Shut the workers of `loader` (persistent ones) and of `iterator` down now, instead of
+    whenever the garbage collector gets to them (an exception's traceback can keep an iterator
+    alive for long). `force`: kill them first, for a burst that failed: they may be hung, and a
+    graceful shutdown waits 5 s for each hung worker before terminating it."""
+    for it in _iterators(loader, iterator):
+        workers = list(getattr(it, "_workers", ()))
+        _stop_watching(it)
+        if force:
+            for worker in workers:
+                worker.kill()
+        it._shutdown_workers()
+        for worker in workers:  # torch only terminates; a worker may ignore SIGTERM
+            if worker.is_alive():
+                worker.kill()
+            worker.join(timeout=REAP_S)
+    if hasattr(loader, "_iterator"):
+        loader._iterator = None

@@ -1,0 +1,46 @@
+"""A time limit on a burst: a hung worker or step must fail its trial, not stall the tuning.
+
+Two layers catch a hang. The DataLoader's own `timeout` makes torch raise in the main process when
+a worker delivers no batch in time. This watchdog, a SIGALRM timer over the whole burst, also
+catches a hang in the main process itself (num_workers=0, or the step). Python runs signal
+handlers in the main thread only, so off the main thread the watchdog is off and the DataLoader
+timeout is the only guard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Iterator
+
+
+class BurstTimeout(Exception):
+    """The burst ran past its time limit."""
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None, what: str = "burst") -> Iterator[None]:
+    """Raise BurstTimeout in the main thread if the block runs longer than `seconds`.
+
+    Blocking calls (sleep, lock and queue waits) are interrupted, so a worker that never answers
+    or a step that sleeps forever both end here."""
+    if seconds is None or not hasattr(signal, "setitimer") or not _on_main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise BurstTimeout(f"{what} exceeded its time limit of {seconds:g} s"
+                           " (a hung worker, dataset item or step)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,0 +1,41 @@
+"""Workers and memory are released after every burst: a sweep of many bursts must not grow the
+tuner's memory or leave processes behind."""
+
+from __future__ import annotations
+
+import psutil
+import torch
+
+from autotune.burst.runner import BurstSettings, run_burst
+from autotune.space.config import LoaderConfig
+from autotune.telemetry.host import MIB
+from autotune.workload.simulated import SimSpec, simulated_workload
+from robust_support import child_pids
+
+BURSTS = 50
+WARM_BURSTS = 10  # allocator and import caches settle in the first bursts
+# Growth allowed over 40 bursts after the warm-up: far below one leaked worker pool or batch
+# buffer per burst, which is what a leak here would look like.
+MAX_GROWTH_MIB = 32
+
+CONFIGS = (LoaderConfig(), LoaderConfig(num_workers=1, prefetch_factor=2),
+           LoaderConfig(num_workers=2, prefetch_factor=1, persistent_workers=True),
+           LoaderConfig(num_workers=2))
+
+
+def test_fifty_bursts_leave_no_process_and_no_memory_behind():
+    workload = simulated_workload(SimSpec(cpu_ms=0.2, step_ms=1, batch=8, shape=(3, 8, 8),
+                                          length=256))
+    settings = BurstSettings(min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1,
+                             time_limit_s=10)
+    me = psutil.Process()
+    before = child_pids()
+    rss_warm = None
+    for i in range(BURSTS):
+        result = run_burst(workload, CONFIGS[i % len(CONFIGS)], torch.device("cpu"), settings)
+        assert result.steps >= settings.min_steps
+        assert child_pids() == before, f"workers left behind after burst {i}"
+        if i == WARM_BURSTS - 1:
+            rss_warm = me.memory_info().rss / MIB
+    growth = me.memory_info().rss / MIB - rss_warm
+    assert growth < MAX_GROWTH_MIB, f"RSS grew {growth:.1f} MiB over {BURSTS - WARM_BURSTS} bursts"
