@@ -12,7 +12,7 @@ def test_sleeping_step_measures_its_known_rate(cpu):
     workload = simulated_workload(SimSpec(cpu_ms=0, io_ms=0, step_ms=20, batch=16, shape=(4,)))
     result = run_burst(workload, LoaderConfig(), cpu,
                        BurstSettings(min_steps=30, min_seconds=1.0, max_seconds=4.0), usable_cpus=2)
-    assert 720 <= result.samples_per_s <= 810
+    assert 680 <= result.samples_per_s <= 810  # sleep overshoot and a loaded machine cost a little
     shares = result.shares()
     assert shares["wait"] < 5
     assert shares["compute"] > 90

@@ -31,17 +31,18 @@ def _tune(tmp_path, *args):
 @pytest.mark.slow
 def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     out = tmp_path / "recipe.json"
-    result = _tune(tmp_path, QUICK_SIM, "--budget", "15", "--trials", "4", "--out", str(out))
+    # The trial cap, not the budget, ends this run: a loaded machine slows bursts down.
+    result = _tune(tmp_path, QUICK_SIM, "--budget", "40", "--trials", "3", "--out", str(out))
     assert result.exit_code == 0, result.output
     recipe = autotune.load_recipe(out)
-    assert recipe.measured.trials == 4
+    assert recipe.measured.trials == 3
     assert recipe.measured.samples_per_s >= recipe.measured.baseline_samples_per_s * 0.9
-    assert recipe.measured.tuning_s <= 15 + 8  # budget, plus finishing the last burst
+    assert recipe.measured.tuning_s <= 40 + 8  # budget, plus finishing the last burst
     run_dir = next((tmp_path / "results" / "runs").iterdir())
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
                                                    "study.journal"}
     table = (run_dir / "trials.md").read_text()
-    assert table.count("\n| ") == 5 and "**best**" in table  # header + 4 trials, best marked
+    assert table.count("\n| ") == 4 and "**best**" in table  # header + 3 trials, best marked
     assert "PyTorch defaults" in result.output and "report:" in result.output
     assert children() == []
 
