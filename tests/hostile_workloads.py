@@ -75,7 +75,8 @@ class Ragged(Items):
 
 class Leaks(Items):
     """Each worker keeps memory for every item it loads, as copy-on-read and caches do
-    (pytorch#13246): the pool's footprint grows with the items served."""
+    (pytorch#13246): the pool's footprint grows with the items served. Items take a while, so
+    that pools are worth trying (without workers the step would wait on loading)."""
 
     def __init__(self) -> None:
         self.hoard: list[bytes] = []
@@ -83,6 +84,7 @@ class Leaks(Items):
     def before(self, index: int) -> None:
         if worker_id() is not None:
             self.hoard.append(b"x" * LEAK_BYTES)  # written, so the pages really are resident
+        time.sleep(SLOW_ITEM_S)
 
 
 class HangsInWorkers(Items):

@@ -42,7 +42,9 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
                                                    "study.journal"}
     table = (run_dir / "trials.md").read_text()
-    assert table.count("\n| ") == 4 and "**best**" in table  # header + 3 trials, best marked
+    # Header, the 3 search trials, then the re-measurements of the best few; best marked.
+    remeasured = recipe.measured.model_extra["remeasured"]
+    assert table.count("\n| ") == 4 + remeasured and "**best**" in table
     assert "PyTorch defaults" in result.output and "report:" in result.output
     assert children() == []
 
@@ -90,9 +92,10 @@ def test_api_tune_returns_recipe_trials_and_loader(tmp_path):
     from autotune.workload import load_workload
 
     workload = load_workload(QUICK_SIM)
-    result = autotune.tune(workload, budget_s=6, max_trials=3, results_dir=None,
+    result = autotune.tune(workload, budget_s=30, max_trials=3, results_dir=None,
                            burst={"min_steps": 5, "min_seconds": 0.3, "max_seconds": 1.0})
-    assert len(result.trials) == 3 and result.trials[0].config == autotune.space.LoaderConfig()
+    searched = [t for t in result.trials if t.phase == "search"]  # then re-measurements
+    assert len(searched) == 3 and result.trials[0].config == autotune.space.LoaderConfig()
     assert result.recipe.measured.baseline_samples_per_s == round(result.trials[0].samples_per_s, 2)
     loader = result.loader()
     assert loader.batch_size == 8 and loader.num_workers == result.recipe.dataloader_kwargs()["num_workers"]

@@ -28,7 +28,8 @@ def rank() -> int:
 
 def uneven():
     step_ms = 2 if rank() == 0 else {SLOW_STEP_S * 1000}
-    return simulated_workload(SimSpec(cpu_ms=0, step_ms=step_ms, batch=8, length=256))
+    # Long enough that rank 0 never restarts its workers at an epoch end within a burst.
+    return simulated_workload(SimSpec(cpu_ms=0, step_ms=step_ms, batch=8, length=8192))
 
 def broken_on_rank_1():
     if rank() == 1:

@@ -58,7 +58,8 @@ def test_report_merges_a_sweep_written_by_several_processes(tmp_path):
         assert recipe.environment["measured_on_nodes"] == nodes
         assert recipe.environment["node"] in nodes
         assert recipe.environment["slurm_array_job_id"] == "77"
-        assert recipe.measured.trials == len(studies[f"sweep/{point}"])
+        counts = recipe.measured.trials + recipe.measured.model_extra["remeasured"]
+        assert counts == len(studies[f"sweep/{point}"])  # search trials and re-measurements
 
     with (out / "trials.csv").open() as handle:
         rows = list(csv.DictReader(handle))

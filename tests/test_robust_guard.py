@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 import hostile_workloads as hw
-from autotune import tune
+from autotune import environment, tune
 from autotune.burst.result import BurstResult
 from autotune.cli.app import app
 from autotune.errors import OptionsError
@@ -79,6 +79,7 @@ def test_configurations_not_fitting_dev_shm_are_skipped_with_the_reason(tmp_path
 
 
 def test_leaking_workers_teach_the_guard_to_skip_larger_pools(tmp_path):
+    environment.collect()  # the tuner's first act imports torchvision: measure the tuner after it
     main_mib = tree_memory_mib()[1]
     # Room for the tuner and a little more: the first pool runs (nothing measured yet), leaks
     # ~1 MiB per item, and from then on pools are estimated over the budget.

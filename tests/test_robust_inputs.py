@@ -43,7 +43,7 @@ TUNE_CASES = [
     (["sim:batch=0"], "batch_size must be a positive integer, got 0"),
     (["sim", "--batch-size", "0"], "--batch-size: Input should be greater than 0"),
     (["sim", "--device", "cuda"], "no CUDA GPU is available here; use --device cpu or auto"),
-    (["sim", "--budget", "0.5"], "--budget 0.5 s cannot fit even one burst"),
+    (["sim", "--budget", "0.2"], "--budget 0.2 s cannot fit even one burst"),
     (["sim", "--budget", "0"], "--budget: Input should be greater than 0"),
     (["sim", "--trials", "0"], "--trials: Input should be greater than or equal to 1"),
     (["sim", "--ram-budget", "1"], "--ram-budget 1 MiB cannot fit even PyTorch's defaults"),

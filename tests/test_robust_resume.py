@@ -40,6 +40,11 @@ def _key(trial):
     return trial.config, trial.status, trial.samples_per_s
 
 
+def _searched(trials):
+    """The search's trials, without the re-measurements of the best few that follow them."""
+    return [t for t in trials if t.phase == "search"]
+
+
 def test_every_trial_is_in_the_study_journal_as_it_ends(tmp_path):
     seen_in_journal = []
 
@@ -50,7 +55,8 @@ def test_every_trial_is_in_the_study_journal_as_it_ends(tmp_path):
         return sorted((tmp_path / "runs").iterdir())
 
     result = tune(hw.slow(), results_dir=tmp_path, max_trials=3, on_trial=on_trial, **OPTIONS)
-    assert seen_in_journal == [1, 2, 3]
+    assert seen_in_journal == list(range(1, len(result.trials) + 1))
+    assert len(_searched(result.trials)) == 3
     assert [_key(t) for t in _journal_trials(result.run_dir)] == [_key(t) for t in result.trials]
 
 
@@ -58,12 +64,12 @@ def test_resume_continues_without_measuring_again(tmp_path):
     first = tune(hw.slow(), results_dir=tmp_path, max_trials=3, **OPTIONS)
     resumed = tune(hw.slow(), resume=first.run_dir, max_trials=5, **OPTIONS)
     assert resumed.run_dir == first.run_dir
-    assert [_key(t) for t in resumed.trials[:3]] == [_key(t) for t in first.trials]
-    configs = [t.config for t in resumed.trials]
-    assert len(resumed.trials) == 5 and len(set(configs)) == 5
+    assert [_key(t) for t in resumed.trials[:len(first.trials)]] == [_key(t) for t in first.trials]
+    configs = [t.config for t in _searched(resumed.trials)]
+    assert len(configs) == 5 and len(set(configs)) == 5
     assert resumed.baseline.config == PYTORCH_DEFAULTS
     rows = (first.run_dir / "trials.csv").read_text().strip().splitlines()[1:]
-    assert len(rows) == 5  # the report covers old and new trials
+    assert len(rows) == len(resumed.trials)  # the report covers old and new trials
 
 
 def test_resume_refuses_another_workload(tmp_path):
@@ -78,8 +84,8 @@ def test_journal_cut_mid_append_is_repaired_on_resume(tmp_path):
     with open(journal, "ab") as f:  # what a SIGKILL during an append leaves behind
         f.write(b'{"op_code": 5, "worker_id": "x", "trial_id": 1, "sta')
     resumed = tune(hw.slow(), resume=first.run_dir, max_trials=3, **OPTIONS)
-    assert [_key(t) for t in resumed.trials[:2]] == [_key(t) for t in first.trials]
-    assert len(_journal_trials(first.run_dir)) == 3
+    assert [_key(t) for t in resumed.trials[:len(first.trials)]] == [_key(t) for t in first.trials]
+    assert len(_searched(_journal_trials(first.run_dir))) == 3
     assert journal.read_bytes().endswith(b"\n")
 
 
@@ -100,10 +106,14 @@ class InterruptingStep(SleepStep):
 
 def test_interrupt_keeps_measured_trials_writes_the_report_and_resume_measures_the_rest(tmp_path):
     before = child_pids()
-    # Past the calls of about three bursts: the signal lands inside a burst after some trials
-    # have finished.
-    steps = tune(hw.slow(), results_dir=None, max_trials=1, **OPTIONS).trials[0].result.steps
-    step = InterruptingStep(hw.SLOW_STEP_S, at_call=3 * (steps + 10))
+    # Past the calls of the probes and about three bursts: the signal lands inside a burst after
+    # some trials have finished. A tuning of one trial counts the probes' calls and two bursts'
+    # (the trial and its re-measurement).
+    counter = InterruptingStep(hw.SLOW_STEP_S, at_call=-1)
+    one = tune(Workload(hw.Slow(), hw.BATCH, counter, shuffle=False, name="slow", device="cpu"),
+               results_dir=None, max_trials=1, **OPTIONS)
+    steps = one.trials[0].result.steps
+    step = InterruptingStep(hw.SLOW_STEP_S, at_call=counter.calls + steps + 10)
     workload = Workload(hw.Slow(), hw.BATCH, step, shuffle=False, name="slow", device="cpu")
     with pytest.raises(TuningInterrupted) as caught:
         tune(workload, results_dir=tmp_path, max_trials=8, **OPTIONS)
@@ -119,5 +129,6 @@ def test_interrupt_keeps_measured_trials_writes_the_report_and_resume_measures_t
 
     resumed = tune(hw.slow(), resume=run_dir, max_trials=len(kept) + 2, **OPTIONS)
     assert [_key(t) for t in resumed.trials[:len(kept)]] == [_key(t) for t in kept]
-    assert len(resumed.trials) == len(kept) + 2
-    assert len({t.config for t in resumed.trials}) == len(resumed.trials)
+    searched = _searched(resumed.trials)
+    assert len(searched) == len(_searched(kept)) + 2
+    assert len({t.config for t in searched}) == len(searched)

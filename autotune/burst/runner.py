@@ -41,10 +41,14 @@ DRAINED_PULL_S = 0.002
 
 @dataclass(frozen=True)
 class BurstSettings:
-    min_steps: int = 20
-    min_seconds: float = 2.0
-    max_seconds: float = 8.0
-    warmup_steps: int = 3
+    """The defaults are one tuner trial: short on purpose. The search explores with single short
+    bursts and the best few are measured again, which estimates the noise instead of hoping to
+    average it away in long windows."""
+
+    min_steps: int = 8
+    min_seconds: float = 0.5
+    max_seconds: float = 3.0
+    warmup_steps: int = 2
     steady_tolerance: float = 0.10  # relative difference allowed between the window's halves
     time_limit_s: float | None = None  # the whole burst, start-up to window end; None: no limit
 

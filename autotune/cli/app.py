@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import env_cmd, overhead_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd
+from autotune.cli import bench_cmd, env_cmd, overhead_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Tune a PyTorch input pipeline by measuring short training bursts.")
@@ -14,6 +14,7 @@ app.command("env")(env_cmd.env)
 app.command("slurm")(slurm_cmd.slurm)
 app.command("report")(report_cmd.report)
 app.command("overhead")(overhead_cmd.overhead)
+app.command("bench")(bench_cmd.bench)
 
 
 def main() -> None:

@@ -35,5 +35,6 @@ def report(
         m = rep.recipe.measured
         console.print(f"{name}: {rep.best.config.label()} {m.samples_per_s:.1f} samples/s"
                       f" ({m.speedup:.2f}x PyTorch defaults), {len(rep.trials)} trials from"
-                      f" {len(rep.nodes)} node(s) -> {files[rep.study]}", highlight=False)
+                      f" {len(rep.nodes)} node(s) -> {files[rep.study]}", highlight=False,
+                      soft_wrap=True)  # one line per point however long: paths stay whole
     console.print(f"table: {files['table_md']}", highlight=False)

@@ -13,6 +13,7 @@ from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_er
                                  print_diagnosis)
 from autotune.cluster.ranks import spec_factory
 from autotune.errors import OptionsError
+from autotune.recipe.model import Measured
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
@@ -34,6 +35,15 @@ def _options(**values: object) -> TuneOptions:
         raise option_error(exc, FLAGS) from None
 
 
+def _ceilings_line(m: Measured) -> str:
+    loader = (f"{m.loader_ceiling_samples_per_s:.1f}" if m.loader_ceiling_samples_per_s is not None
+              else "not measured")
+    share = f"{100 * m.ceiling_share:.0f}%" if m.ceiling_share is not None else "n/a"
+    noise = f"{m.noise_pct:.1f}%" if m.noise_pct is not None else "not estimated"
+    return (f"ceilings: device {m.device_ceiling_samples_per_s:.1f}, loader at these workers {loader}"
+            f" samples/s; tuned reaches {share} of the lower one; burst noise {noise}")
+
+
 def _show(result: TuneResult, out: Path | None) -> None:
     console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
                                 title=f"autotune: {result.workload.name} on {result.device}"))
@@ -41,8 +51,11 @@ def _show(result: TuneResult, out: Path | None) -> None:
         m = result.recipe.measured
         console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
                       f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
-                      f" {result.best.config.label()}; {len(result.trials)} trials in"
-                      f" {result.elapsed_s:.0f}s")
+                      f" {result.best.config.label()}; {m.trials} trials +"
+                      f" {m.model_extra.get('remeasured', 0)} re-measurements in"
+                      f" {result.elapsed_s:.0f}s (search stopped: {result.stop_reason or 'n/a'})")
+        if m.device_ceiling_samples_per_s is not None:
+            console.print(_ceilings_line(m), highlight=False)
         diagnosis = result.best.diagnosis
         if diagnosis is not None:
             print_diagnosis(diagnosis.bottleneck, diagnosis.reason, diagnosis.recommendations)
@@ -86,7 +99,8 @@ def tune(
     max_workers: Optional[int] = typer.Option(None, "--max-workers", help="cap on num_workers"),
     ram_budget: Optional[float] = typer.Option(
         None, "--ram-budget", help="MiB the tuner and its workers may use (summed PSS); configurations"
-                                   " estimated above it are skipped; default: half the available RAM"),
+                                   " estimated above it are skipped, measured above it rejected;"
+                                   " default: half the available RAM"),
     resume: Optional[Path] = typer.Option(
         None, "--resume", help="continue the tuning in this run folder (results/runs/...): same"
                                " WORKLOAD and options; measured configurations are not re-measured"),

@@ -17,9 +17,9 @@ from autotune.cluster.sbatch import POINT_SEPARATOR
 from autotune.errors import OptionsError
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
-from autotune.search.choose import find_baseline, pick_best
+from autotune.search.choose import choose, find_baseline, group
 from autotune.search.study import STUDY_DEVICE, STUDY_WORKLOAD, make_storage, trials_of
-from autotune.search.trial import Trial
+from autotune.search.trial import Trial, trial_counts
 
 
 def nodes_of(trials: list[Trial]) -> list[str]:
@@ -57,14 +57,17 @@ def merge_study(storage: str, name: str, base: str | None = None) -> StudyReport
     study = optuna.load_study(study_name=name, storage=make_storage(storage))
     trials = trials_of(study)
     point = name[len(base) + 1:] if base is not None and name != base else None
-    best, baseline = pick_best(trials), find_baseline(trials)
+    # The same choice as the tuner's: the cheapest configuration within noise of the fastest.
+    choice, baseline = choose(group(trials)), find_baseline(trials)
+    best = choice.chosen.representative() if choice is not None else None
     recipe = None
-    if best is not None and baseline is not None:
+    if choice is not None and best is not None and baseline is not None:
         workload: dict[str, Any] = study.user_attrs.get(STUDY_WORKLOAD, {"name": name})
         device = torch.device(study.user_attrs.get(STUDY_DEVICE, "cpu"))
         where = {**(best.origin or {}), "study": name, "measured_on_nodes": nodes_of(trials)}
         recipe = build_recipe(best.result, baseline.result if baseline.ok else None, workload,
-                              device, environment_block=where, trials=len(trials))
+                              device, environment_block=where, samples_per_s=choice.chosen.mean,
+                              **trial_counts(trials))
     return StudyReport(name, point, trials, best, baseline, recipe)
 
 

@@ -16,13 +16,17 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def measured_block(best: BurstResult, baseline: BurstResult | None, **extra: Any) -> dict[str, Any]:
+def measured_block(best: BurstResult, baseline: BurstResult | None, *,
+                   samples_per_s: float | None = None, **extra: Any) -> dict[str, Any]:
+    """`best` is the burst whose details are shown; `samples_per_s`, when given, is the chosen
+    configuration's mean over all its measurements (otherwise `best`'s own rate)."""
     split = split_step(best)
-    base_rate = baseline.samples_per_s if baseline else best.samples_per_s
+    rate = best.samples_per_s if samples_per_s is None else samples_per_s
+    base_rate = baseline.samples_per_s if baseline else rate
     return {
-        "samples_per_s": round(best.samples_per_s, 2),
+        "samples_per_s": round(rate, 2),
         "baseline_samples_per_s": round(base_rate, 2),
-        "speedup": round(best.samples_per_s / base_rate, 3) if base_rate > 0 else None,
+        "speedup": round(rate / base_rate, 3) if base_rate > 0 else None,
         "data_wait_pct": _pct(split.wait_pct),
         "copy_pct": _pct(split.copy_pct),  # null on a CPU-only run: no copy to a device happens
         "compute_pct": _pct(split.compute_pct),

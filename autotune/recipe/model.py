@@ -76,6 +76,10 @@ class Measured(BaseModel):
     startup_s: float | None = None
     trials: int | None = None
     tuning_s: float | None = None
+    device_ceiling_samples_per_s: float | None = None  # the step fed one on-device batch
+    loader_ceiling_samples_per_s: float | None = None  # the loader alone, at the chosen workers
+    ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
+    noise_pct: float | None = None  # relative std of one burst, from the re-measurements
 
 
 class Diagnosis(_Strict):

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from autotune.diagnosis.split import split_step
-from autotune.search.trial import Trial
+from autotune.search.trial import CONFIRM, Trial
 from autotune.space.config import KNOBS, LoaderConfig
 
 NA = "n/a"
@@ -21,8 +21,16 @@ HEADERS = {"trial": "#", "num_workers": "workers", "pin_memory": "pin", "prefetc
            "persistent_workers": "persist", "non_blocking": "non_block", "channels_last": "ch_last",
            "side_stream_prefetch": "stream", "samples_per_s": "samples/s", "speedup": "speedup",
            "data_wait_pct": "wait %", "copy_pct": "copy %", "compute_pct": "compute %",
-           "other_pct": "other %", "bottleneck": "bottleneck", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak mem MiB",
+           "other_pct": "other %", "bottleneck": "bottleneck", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak PSS MiB",
            "status": "status"}
+
+
+def _status(t: Trial, best: Trial | None) -> str:
+    if best is not None and t.number == best.number:
+        return "best"  # the chosen configuration's measurement closest to its mean
+    if t.error:
+        return f"{t.status}: {t.error}"  # failed, skipped, pruned, or rejected over the RAM budget
+    return "re-measure" if t.phase == CONFIRM else t.status
 
 
 def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> list[dict[str, Any]]:
@@ -32,7 +40,7 @@ def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> lis
         r = t.result
         row: dict[str, Any] = {"trial": t.number, **t.config.as_dict()}
         if r is None:
-            row.update(dict.fromkeys(MEASURES), status=f"{t.status}: {t.error}")
+            row.update(dict.fromkeys(MEASURES))
         else:
             split = split_step(r)
             row.update(samples_per_s=round(r.samples_per_s, 1),
@@ -42,9 +50,8 @@ def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> lis
                        compute_pct=round(split.compute_pct, 1), other_pct=round(split.other_pct, 1),
                        bottleneck=t.diagnosis.bottleneck if t.diagnosis else None,
                        gpu_util_pct=None if r.gpu_util_pct is None else round(r.gpu_util_pct, 1),
-                       peak_mem_mib=round(r.host.peak_pss_mib), status=t.status)
-        if best is not None and t.number == best.number:
-            row["status"] = "best"
+                       peak_mem_mib=round(r.host.peak_pss_mib))
+        row["status"] = _status(t, best)
         out.append(row)
     return out
 
@@ -57,7 +64,8 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-STATUS_STYLES = {"best": "bold green", "failed": "red", "skipped": "yellow"}
+STATUS_STYLES = {"best": "bold green", "failed": "red", "skipped": "yellow", "rejected": "yellow",
+                 "pruned": "dim"}
 
 # The terminal shows the knobs as one short label (w4 pf2 persist pin ...) and the wait share with
 # the verdict to fit 80 columns; Markdown and CSV keep one column per knob and every share.

@@ -65,6 +65,14 @@ class MemoryGuard:
                     f" {shm_free_mib:.0f} MiB free")
         return None
 
+    def rejection(self, result: BurstResult) -> str | None:
+        """Why a configuration that ran is rejected after all: its measured peak PSS exceeded
+        the budget (the estimate before the burst said it would fit). None when it fits."""
+        pss = result.host.peak_pss_mib
+        if pss <= self.budget_mib:
+            return None
+        return f"measured peak PSS {pss:.0f} MiB, over the RAM budget of {self.budget_mib:.0f} MiB"
+
     def observe(self, result: BurstResult, main_mib: float) -> None:
         """Learn the per-worker footprint from a measured pool (`main_mib`: the tuner before it)."""
         workers = result.host.peak_workers

@@ -54,6 +54,9 @@ class TuneOptions(BaseModel):
     device: str = "auto"
     seed: int | None = 0
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers (default 4x usable CPUs, at most 32)")
+    ram_budget_mib: float | None = Field(
+        None, gt=0, description="host RAM (summed PSS of main process and workers) a configuration"
+                                " may use; default half of the RAM available at the start")
     results_dir: Path | None = Field(Path("results"), description="where run folders go; None writes nothing")
     storage: str | None = Field(None, description="optuna storage: RDB URL or journal file path;"
                                 " default: study.journal in the run folder (in memory without one)")

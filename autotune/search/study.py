@@ -17,12 +17,12 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
 from autotune.burst.result import BurstResult
-from autotune.search.trial import FAILED, OK, Trial
+from autotune.search.trial import FAILED, OK, SEARCH, Trial
 from autotune.space.config import LoaderConfig
 
 RDB_SCHEMES = ("sqlite", "postgresql", "mysql", "oracle", "mssql")
 ATTR_CONFIG, ATTR_RESULT, ATTR_ERROR, ATTR_NUMBER = "config", "result", "error", "autotune_trial"
-ATTR_ORIGIN, ATTR_STATUS, ATTR_TRACEBACK = "origin", "status", "traceback"
+ATTR_ORIGIN, ATTR_STATUS, ATTR_TRACEBACK, ATTR_PHASE = "origin", "status", "traceback", "phase"
 # Study-level attributes: what was tuned, so a report can rebuild the recipe from the study alone.
 STUDY_WORKLOAD, STUDY_DEVICE = "workload", "device"
 # Read backwards in blocks this size to find a journal's last complete line.
@@ -108,30 +108,48 @@ def claim_lock(target: str | Path | None) -> AbstractContextManager[None]:
 
 
 def open_study(*, seed: int | None, storage: str | Path | None = None,
-               study_name: str | None = None) -> optuna.Study:
+               study_name: str | None = None,
+               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with warnings.catch_warnings():
         # multivariate/group are marked experimental, and are what a conditional space needs.
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True,
                                              group=True)
-    return optuna.create_study(direction="maximize", sampler=sampler, storage=make_storage(storage),
-                               study_name=study_name, load_if_exists=True)
+    return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner,
+                               storage=make_storage(storage), study_name=study_name,
+                               load_if_exists=True)
+
+
+def _attrs(record: Trial) -> dict[str, Any]:
+    attrs: dict[str, Any] = {ATTR_CONFIG: record.config.as_dict(), ATTR_NUMBER: record.number,
+                             ATTR_STATUS: record.status, ATTR_PHASE: record.phase}
+    if record.result is not None:
+        attrs[ATTR_RESULT] = record.result.to_dict()
+    if record.error is not None:
+        attrs[ATTR_ERROR] = record.error
+    if record.traceback is not None:
+        attrs[ATTR_TRACEBACK] = record.traceback
+    if record.origin is not None:
+        attrs[ATTR_ORIGIN] = record.origin
+    return attrs
 
 
 def record(trial: optuna.Trial, record: Trial) -> None:
     """Attach what was measured to the optuna trial before it is told."""
-    trial.set_user_attr(ATTR_CONFIG, record.config.as_dict())
-    trial.set_user_attr(ATTR_NUMBER, record.number)
-    trial.set_user_attr(ATTR_STATUS, record.status)
-    if record.result is not None:
-        trial.set_user_attr(ATTR_RESULT, record.result.to_dict())
-    if record.error is not None:
-        trial.set_user_attr(ATTR_ERROR, record.error)
-    if record.traceback is not None:
-        trial.set_user_attr(ATTR_TRACEBACK, record.traceback)
-    if record.origin is not None:
-        trial.set_user_attr(ATTR_ORIGIN, record.origin)
+    for key, value in _attrs(record).items():
+        trial.set_user_attr(key, value)
+
+
+def add_remeasurement(study: optuna.Study, record: Trial, over_ram_mib: float | None) -> None:
+    """A measurement of an already tried configuration, kept in the study as a finished trial of
+    its own (without params: the sampler already knows the point)."""
+    if record.result is None:  # failed: kept for the report, with no value
+        study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL,
+                                                  user_attrs=_attrs(record)))
+        return
+    study.add_trial(optuna.trial.create_trial(value=record.samples_per_s, user_attrs=_attrs(record),
+                                              constraints={"ram_mib": over_ram_mib or 0.0}))
 
 
 def describe_study(study: optuna.Study, workload: dict[str, Any], device: str) -> None:
@@ -142,9 +160,12 @@ def describe_study(study: optuna.Study, workload: dict[str, Any], device: str) -
 
 
 def trials_of(study: optuna.Study) -> list[Trial]:
-    """Measured trials kept in the study (repeats told from the cache carry no config)."""
+    """Measured trials kept in the study (repeats told from the cache carry no config), in the
+    order they ended: a study's own numbering is the order trials were asked for, and a seed
+    enqueued early but measured late (or after a resume) would otherwise come first."""
     out: list[Trial] = []
-    for frozen in study.get_trials(deepcopy=False):
+    finished = [t for t in study.get_trials(deepcopy=False) if t.datetime_complete is not None]
+    for frozen in sorted(finished, key=lambda t: t.datetime_complete):
         attrs: dict[str, Any] = frozen.user_attrs
         if ATTR_CONFIG not in attrs:
             continue
@@ -153,5 +174,6 @@ def trials_of(study: optuna.Study) -> list[Trial]:
         status = OK if frozen.state == optuna.trial.TrialState.COMPLETE and result else FAILED
         out.append(Trial(len(out), config, attrs.get(ATTR_STATUS, status), result=result,
                          error=attrs.get(ATTR_ERROR), traceback=attrs.get(ATTR_TRACEBACK),
+                         phase=attrs.get(ATTR_PHASE, SEARCH),
                          origin=attrs.get(ATTR_ORIGIN)))
     return out

@@ -11,8 +11,9 @@ from autotune.space.config import LoaderConfig
 if TYPE_CHECKING:
     from autotune.diagnosis.diagnose import Diagnosis
 
-OK, FAILED = "ok", "failed"
+OK, FAILED, PRUNED, REJECTED = "ok", "failed", "pruned", "rejected"
 SKIPPED = "skipped"  # not run: its estimated memory could not fit (search/guard.py)
+SEARCH, CONFIRM = "search", "confirm"  # found by the search / re-measured to choose among the best
 
 
 @dataclass
@@ -21,8 +22,9 @@ class Trial:
     config: LoaderConfig
     status: str
     result: BurstResult | None = None
-    error: str | None = None  # one line: why it failed or was skipped
+    error: str | None = None  # one line: why it failed, was skipped, pruned or rejected
     traceback: str | None = None  # the whole failure, for the run folder's failures file
+    phase: str = SEARCH
     origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
     diagnosis: "Diagnosis | None" = None
     finished_s: float | None = None  # seconds from the start of tuning to the end of this trial
@@ -39,3 +41,12 @@ class Trial:
     @property
     def samples_per_s(self) -> float | None:
         return self.result.samples_per_s if self.result else None
+
+
+def trial_counts(trials: list[Trial]) -> dict[str, int]:
+    """How many search trials were measured (skipped ones ran no burst), how many bursts
+    re-measured the best few, and how many were pruned or rejected."""
+    return {"trials": sum(1 for t in trials if t.phase == SEARCH and t.measured),
+            "remeasured": sum(1 for t in trials if t.phase == CONFIRM and t.measured),
+            "pruned": sum(1 for t in trials if t.status == PRUNED),
+            "rejected": sum(1 for t in trials if t.status == REJECTED)}

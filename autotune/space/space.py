@@ -49,6 +49,20 @@ class SearchSpace:
             channels_last = trial.suggest_categorical("channels_last", [False, True])
         return LoaderConfig(workers, pin, prefetch, persistent, non_blocking, channels_last, stream)
 
+    def params(self, config: LoaderConfig) -> dict:
+        """The optuna params `suggest` would ask for to produce `config` (for enqueue_trial)."""
+        names = ["num_workers"]
+        if config.num_workers > 0:
+            names += ["prefetch_factor", "persistent_workers"]
+        if self.cuda:
+            names += ["pin_memory", "non_blocking", "side_stream_prefetch"]
+        if self.channels_last_ok:
+            names.append("channels_last")
+        params = {name: getattr(config, name) for name in names}
+        if config.num_workers > 0:
+            params["prefetch_factor"] = config.effective_prefetch_factor
+        return params
+
     def grid(self, workers: list[int] | None = None) -> Iterator[LoaderConfig]:
         """Every valid point (optionally over a subset of worker counts): the exhaustive baseline."""
         bools = (False, True)

@@ -1,0 +1,65 @@
+"""The exhaustive baseline: every point of the grid measured once, as a tuner trial is measured."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import torch
+
+from autotune.burst.runner import BurstSettings, run_burst
+from autotune.errors import AutotuneError
+from autotune.search.guard import MemoryGuard
+from autotune.search.trial import FAILED, OK, REJECTED, Trial
+from autotune.space.config import LoaderConfig
+from autotune.space.space import SearchSpace
+from autotune.workload.base import Workload
+
+# `--quick` holds the two knobs that matter least within a burst off, to stay within minutes.
+QUICK_OFF = ("persistent_workers", "channels_last")
+
+
+def grid_configs(space: SearchSpace, off: tuple[str, ...] = ()) -> list[LoaderConfig]:
+    """Every valid point of the tuner's space, except those with a knob of `off` turned on."""
+    return [c for c in space.grid() if not any(getattr(c, knob) for knob in off)]
+
+
+def coverage(space: SearchSpace, off: tuple[str, ...]) -> str:
+    """What the grid covers, in words, for the report."""
+    whole = "every valid point of the tuner's space"
+    held = [k for k in off if k != "channels_last" or space.channels_last_ok]
+    return whole if not held else f"{whole} with {' and '.join(held)} off"
+
+
+@dataclass
+class GridRun:
+    points: list[Trial]
+    elapsed_s: float
+
+    def ranked(self) -> list[Trial]:
+        """Usable points, fastest first."""
+        return sorted((t for t in self.points if t.ok), key=lambda t: -t.samples_per_s)
+
+
+def run_grid(workload: Workload, device: torch.device, configs: Iterable[LoaderConfig],
+             settings: BurstSettings, *, usable_cpus: int, guard: MemoryGuard,
+             on_point: Callable[[Trial], None] | None = None) -> GridRun:
+    """Each point measured once; one measured over the RAM budget is rejected, as in the tuner."""
+    t0 = time.perf_counter()
+    points: list[Trial] = []
+    for number, config in enumerate(configs):
+        try:
+            result = run_burst(workload, config, device, settings, usable_cpus=usable_cpus)
+        except AutotuneError:
+            raise
+        except Exception as exc:  # as in the tuner: a failing point fails alone
+            point = Trial(number, config, FAILED, error=f"{type(exc).__name__}: {exc}", phase="grid")
+        else:
+            rejection = guard.rejection(result)
+            point = Trial(number, config, REJECTED if rejection else OK, result=result,
+                          error=rejection, phase="grid")
+        points.append(point)
+        if on_point is not None:
+            on_point(point)
+    return GridRun(points, time.perf_counter() - t0)

@@ -1,0 +1,28 @@
+"""The bench's files: Markdown for people, JSON for machines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autotune.bench.model import BenchReport
+from autotune.bench.render import to_markdown
+from autotune.errors import OptionsError
+
+
+def check_writable(out_dir: Path) -> None:
+    """Fail now, not after half an hour of measuring."""
+    probe = out_dir / ".write-test"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OptionsError(f"cannot write to {out_dir}: {exc.strerror or exc}; pass --out DIR") from None
+
+
+def write_report(report: BenchReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
+    check_writable(out_dir)
+    md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
+    md.write_text(to_markdown(report))
+    js.write_text(report.model_dump_json(indent=2) + "\n")
+    return md, js

@@ -1,0 +1,95 @@
+"""What the probes say: the two ceilings, and how many workers the step needs.
+
+The model is deliberately simple: one worker delivers `r1` samples/s and keeps `u` cores busy;
+n workers deliver n x r1 until the cores left over by the step are used up. A second probe at the
+predicted count checks the scaling; where it falls short, the per-worker rate seen there is used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from autotune.probe.device import DeviceProbe
+from autotune.probe.loader import LoaderProbe
+
+# The loader must outpace the step a little: both share the main process, and a buffer that is
+# only just fed runs dry at the first slow item.
+HEADROOM = 1.1
+# channels_last is preferred only when it makes the step this much faster: less is probe noise,
+# and converting every batch is not free.
+LAYOUT_GAIN = 0.03
+
+
+@dataclass
+class Ceilings:
+    device_probes: tuple[DeviceProbe, ...]  # one per input layout tried
+    usable_cpus: int
+    loader: dict[int, LoaderProbe] = field(default_factory=dict)  # by worker count
+
+    @property
+    def device(self) -> DeviceProbe:
+        """The fastest layout's probe: its rate is the ceiling."""
+        return max(self.device_probes, key=lambda p: p.samples_per_s)
+
+    @property
+    def prefer_channels_last(self) -> bool:
+        """Whether to seed with channels_last: only where it clearly sped the step up."""
+        default = self.device_probes[0]
+        return self.device.channels_last and \
+            self.device.samples_per_s > (1 + LAYOUT_GAIN) * default.samples_per_s
+
+    @property
+    def device_samples_per_s(self) -> float:
+        return self.device.samples_per_s
+
+    def add(self, probe: LoaderProbe) -> None:
+        self.loader[probe.workers] = probe
+
+    def loader_at(self, workers: int) -> float | None:
+        probe = self.loader.get(workers)
+        return probe.samples_per_s if probe is not None else None
+
+    def bound_at(self, workers: int) -> float | None:
+        """min(device ceiling, loader ceiling at `workers`): no configuration with that many
+        workers can exceed it. None until the loader has been measured at that count."""
+        loader = self.loader_at(workers)
+        return None if loader is None else min(self.device_samples_per_s, loader)
+
+    @property
+    def cores_for_workers(self) -> float:
+        """Cores left for workers while the step runs (at least one: below that the OS
+        time-shares the step and the workers anyway)."""
+        return max(1.0, self.usable_cpus - self.device.host_cores)
+
+    def _cpu_limited_workers(self, one: LoaderProbe) -> int:
+        """Past this count every free core is busy: a CPU-bound loader gains nothing more."""
+        if one.worker_cores <= 0:
+            return 1 << 30
+        return math.ceil(self.cores_for_workers / min(1.0, one.worker_cores)) + 1
+
+    def predicted_workers(self, max_workers: int) -> int:
+        """Fewest workers expected to keep the step fed (capped where the CPU runs out)."""
+        one = self.loader.get(1)
+        if one is None or one.samples_per_s <= 0:
+            return min(1, max_workers)
+        demand = HEADROOM * self.device_samples_per_s
+        by_rate = math.ceil(demand / one.samples_per_s)
+        probed = [p for w, p in self.loader.items() if 1 < w and p.samples_per_s > 0]
+        for probe in probed:  # scaling seen at a larger count beats the linear guess
+            if probe.samples_per_s < demand:
+                by_rate = max(by_rate, math.ceil(demand * probe.workers / probe.samples_per_s))
+        return max(1, min(by_rate, self._cpu_limited_workers(one), max_workers))
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "device_samples_per_s": round(self.device_samples_per_s, 2),
+            "device_samples_per_s_by_layout": {
+                "channels_last" if p.channels_last else "contiguous": round(p.samples_per_s, 2)
+                for p in self.device_probes},
+            "device_host_cores": round(self.device.host_cores, 2),
+            "loader_samples_per_s_by_workers": {str(w): round(p.samples_per_s, 2)
+                                                for w, p in sorted(self.loader.items())},
+            "loader_cores_by_workers": {str(w): round(p.tree_cores, 2)
+                                        for w, p in sorted(self.loader.items())},
+        }

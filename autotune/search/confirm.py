@@ -1,0 +1,53 @@
+"""Which configurations to re-measure before choosing, and in what order.
+
+The fastest single measurement is partly luck. The fastest configuration and the cheapest ones
+measured near it are measured again, round-robin so that a slow patch of the machine hits them
+all alike; one worker fewer than the cheapest of them is added when never tried, since the search
+samples worker counts coarsely and the cheapest equal configuration may sit just below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from autotune.search.choose import Candidate
+from autotune.space.config import LoaderConfig
+from autotune.space.space import SearchSpace
+
+BAND = 0.10  # measured within this share of the fastest: close enough that noise may decide
+MAX_CANDIDATES = 3
+MEASUREMENTS = 2  # per candidate, the search's own measurement included
+
+
+def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
+    if config.num_workers < 2:  # 1 -> 0 changes which knobs exist: the search covers w0 itself
+        return None
+    return replace(config, num_workers=config.num_workers - 1)
+
+
+def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderConfig]:
+    """The configurations to re-measure: fastest first, then the cheapest near it."""
+    if not candidates:
+        return []
+    fastest = max(candidates, key=lambda c: c.mean)
+    near = sorted((c for c in candidates if c is not fastest and c.mean >= (1 - BAND) * fastest.mean),
+                  key=Candidate.cost)
+    chosen = [fastest.config] + [c.config for c in near[:MAX_CANDIDATES - 1]]
+    cheapest = min((c for c in candidates if c.config in chosen), key=Candidate.cost)
+    below = fewer_workers(cheapest.config)
+    measured = {c.config for c in candidates}
+    if below is not None and below not in measured and not space.problems(below):
+        chosen.append(below)
+    return chosen
+
+
+def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int]) -> list[LoaderConfig]:
+    """Round-robin order of the re-measurements until each has MEASUREMENTS of them."""
+    order = []
+    counts = {c: measured.get(c, 0) for c in configs}
+    while any(n < MEASUREMENTS for n in counts.values()):
+        for config in configs:
+            if counts[config] < MEASUREMENTS:
+                order.append(config)
+                counts[config] += 1
+    return order

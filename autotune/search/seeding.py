@@ -1,0 +1,24 @@
+"""The first trials, placed where the probes say the answer is.
+
+Around the predicted worker count (one fewer, the prediction, one more for headroom), cheapest
+first, with torch's default prefetch and the input layout the device probe found faster. On CUDA
+the seeds pin memory and copy non-blocking, the usual pairing.
+"""
+
+from __future__ import annotations
+
+from autotune.probe.ceilings import Ceilings
+from autotune.space.config import LoaderConfig
+from autotune.space.space import SearchSpace
+
+
+def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
+    predicted = ceilings.predicted_workers(space.max_workers)
+    channels_last = space.channels_last_ok and ceilings.prefer_channels_last
+    seeds = []
+    for workers in sorted({max(1, predicted - 1), predicted, min(space.max_workers, predicted + 1)}):
+        config = LoaderConfig(num_workers=workers, prefetch_factor=2, pin_memory=space.cuda,
+                              non_blocking=space.cuda, channels_last=channels_last)
+        if not space.problems(config):
+            seeds.append(config)
+    return seeds

@@ -1,0 +1,46 @@
+"""When the search phase has seen enough: the device ceiling is reached, or nothing improves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotune.search.choose import TOLERANCE_CAP
+from autotune.search.trial import Trial
+
+# "Within a few percent of the device ceiling": a burst carries per-step costs the device probe
+# does not (the loader's hand-over, the telemetry thread), so it lands a few percent short of it
+# even when the loader keeps up.
+CEILING_GAP = 0.05
+# Measured trials after the seeds without a gain. TPE needs a handful of points to model the
+# space; past that, a run of misses means the best region is found. A gain smaller than what the
+# choice treats as equal (a lucky burst, mostly) does not count.
+PATIENCE = 4
+MIN_GAIN = TOLERANCE_CAP
+
+
+@dataclass
+class StopRules:
+    device_ceiling: float
+    seeds: int  # enqueued trials (defaults and probe seeds): patience starts after them
+    patience: int = PATIENCE
+    best: float = 0.0
+    measured: int = 0
+    since_gain: int = 0
+
+    def update(self, trial: Trial) -> None:
+        self.measured += 1
+        rate = trial.samples_per_s if trial.ok else None
+        if rate is not None and rate > self.best * (1 + MIN_GAIN):
+            self.best = rate
+            self.since_gain = 0
+        else:
+            self.best = max(self.best, rate or 0.0)
+            if self.measured > self.seeds:
+                self.since_gain += 1
+
+    def reason(self) -> str | None:
+        if self.device_ceiling > 0 and self.best >= (1 - CEILING_GAP) * self.device_ceiling:
+            return "reached the device ceiling"
+        if self.since_gain >= self.patience:
+            return f"no gain in {self.since_gain} trials"
+        return None

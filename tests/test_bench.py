@@ -1,0 +1,78 @@
+"""`autotune bench` end to end on a tiny subset: the structure of what it writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from autotune.bench import workloads
+from autotune.bench.model import BenchReport
+from autotune.bench.options import BenchOptions
+from autotune.bench.run import run_bench
+from autotune.bench.targets import beyond_cores_faster, evaluate
+from autotune.bench.write import write_report
+from autotune.cli.app import app
+
+TINY = workloads.BenchWorkload("tiny", "sim:cpu_ms=0.5,io_ms=1,step_ms=10,batch=8,length=2048",
+                               "a tiny test workload", compute_bound=True, quick=True)
+
+
+@pytest.mark.slow
+def test_bench_writes_markdown_and_json(tmp_path, monkeypatch):
+    monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
+    opts = BenchOptions(quick=True, max_workers=1, budget_s=10, rounds=2, device="cpu",
+                        sbs_min_steps=4, sbs_min_seconds=0.2, sbs_max_seconds=1.0, out_dir=tmp_path)
+    lines: list[str] = []
+    report = run_bench(opts, lines.append, "autotune bench (test)")
+    md, js = write_report(report, opts.out_dir, opts.stem)
+    assert (md.name, js.name) == ("bench-quick.md", "bench-quick.json")
+
+    data = BenchReport.model_validate(json.loads(js.read_text()))
+    (row,) = data.rows
+    assert row.key == "tiny" and row.grid_points == 5  # w0, and w1 with each prefetch factor
+    assert row.tune_s <= opts.budget_s
+    roles = {role for m in row.side_by_side for role in m.roles}
+    assert {"tuned", "tuned (seed 1)", "grid best", "defaults", "heuristic"} <= roles
+    for m in row.side_by_side:
+        assert len(m.samples_per_s) == opts.rounds
+    assert row.tuned_vs_grid == pytest.approx(row.tuned_samples_per_s / row.grid_best_samples_per_s,
+                                              rel=1e-3)
+    assert set(row.targets) == {"tuned_vs_grid", "within_budget", "tune_share_of_grid",
+                                "compute_bound_few_workers", "beyond_cores_when_faster", "stable"}
+    assert row.targets["compute_bound_few_workers"] is True  # max_workers=1: it cannot be more
+
+    text = md.read_text()
+    assert "| workload | tuned | grid best | tuned / grid best |" in text
+    assert "| tiny |" in text and "### tiny" in text
+    assert any(line.startswith("[tiny] grid: 5 points") for line in lines)
+
+
+def test_targets_apply_only_where_they_mean_something():
+    base = dict(tuned_vs_grid=0.98, tune_s=20, budget_s=60, grid_s=200, grid_exhaustive=True,
+                tuned_workers=5, usable_cpus=2, compute_bound=False, beyond_cores_faster=True,
+                stability_diff=0.01)
+    assert evaluate(**base) == {"tuned_vs_grid": True, "within_budget": True,
+                                "tune_share_of_grid": True, "compute_bound_few_workers": None,
+                                "beyond_cores_when_faster": True, "stable": True}
+    worse = evaluate(**{**base, "tuned_vs_grid": 0.9, "tune_s": 61, "tuned_workers": 2,
+                        "compute_bound": True, "stability_diff": None})
+    assert worse == {"tuned_vs_grid": False, "within_budget": False, "tune_share_of_grid": False,
+                     "compute_bound_few_workers": True, "beyond_cores_when_faster": False,
+                     "stable": None}
+    reduced = evaluate(**{**base, "grid_exhaustive": False, "beyond_cores_faster": False})
+    assert reduced["tune_share_of_grid"] is None and reduced["beyond_cores_when_faster"] is None
+
+
+def test_beyond_the_cores_counts_as_faster_only_when_clearly_so():
+    storage = [(0, 150), (1, 190), (2, 370), (4, 720), (6, 712)]
+    assert beyond_cores_faster(storage, usable_cpus=2)
+    compute_bound = [(0, 163), (1, 193), (2, 194), (7, 196)]  # all at the device ceiling
+    assert not beyond_cores_faster(compute_bound, usable_cpus=2)
+
+
+def test_unknown_bench_workload_is_a_one_line_error():
+    result = CliRunner().invoke(app, ["bench", "--workloads", "nope"])
+    assert result.exit_code == 2
+    assert "unknown bench workload nope" in result.output

@@ -1,0 +1,68 @@
+"""Noise-aware choice: among configurations within noise of the fastest, the cheapest wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from autotune.search.choose import (TOLERANCE_CAP, TOLERANCE_FLOOR, choose, group, noise_cv,
+                                    tolerance)
+from autotune.search.trial import REJECTED, Trial
+from search_fakes import burst, cfg, trials
+
+
+def test_fewest_workers_wins_among_equals():
+    ts = trials((cfg(6), 800), (cfg(6), 792), (cfg(2), 795), (cfg(2), 790), (cfg(4), 799), (cfg(4), 801))
+    choice = choose(group(ts))
+    assert choice.chosen.config == cfg(2)
+    assert {c.config for c in choice.equivalent} == {cfg(2), cfg(4), cfg(6)}
+
+
+def test_then_smallest_prefetch_then_least_ram_then_no_pinning():
+    same = [(cfg(3, 8), 500, 700), (cfg(3, 8), 501, 700), (cfg(3, 2), 499, 900), (cfg(3, 2), 500, 900)]
+    assert choose(group(trials(*same))).chosen.config == cfg(3, 2)
+    ram = [(cfg(3, 2, persistent_workers=True), 500, 650), (cfg(3, 2, persistent_workers=True), 500, 650),
+           (cfg(3, 2), 500, 600), (cfg(3, 2), 501, 600)]
+    assert choose(group(trials(*ram))).chosen.config == cfg(3, 2)
+    pin = [(cfg(3, 2, pin_memory=True), 500, 600), (cfg(3, 2, pin_memory=True), 500, 600),
+           (cfg(3, 2), 500, 600), (cfg(3, 2), 500, 600)]
+    assert choose(group(trials(*pin))).chosen.config == cfg(3, 2)
+
+
+def test_a_clearly_slower_cheap_configuration_is_not_chosen():
+    ts = trials((cfg(6), 800), (cfg(6), 801), (cfg(6), 799), (cfg(2), 600), (cfg(2), 601), (cfg(2), 599))
+    choice = choose(group(ts))
+    assert choice.chosen.config == cfg(6)
+    assert choice.equivalent == (choice.chosen,)
+
+
+def test_noise_widens_the_tolerance_up_to_the_cap():
+    quiet = trials((cfg(4), 1000), (cfg(4), 1001), (cfg(1), 975), (cfg(1), 976))
+    # 2.5% slower is a real difference when bursts agree to 0.1%...
+    assert choose(group(quiet)).chosen.config == cfg(4)
+    noisy = trials((cfg(4), 1000), (cfg(4), 1040), (cfg(1), 985), (cfg(1), 1025))
+    # ...and within noise when they scatter by ~3%.
+    assert choose(group(noisy)).chosen.config == cfg(1)
+    assert tolerance(None, 1, 1) == TOLERANCE_FLOOR
+    assert tolerance(0.5, 2, 2) == TOLERANCE_CAP
+    assert tolerance(0.0, 3, 3) == TOLERANCE_FLOOR
+
+
+def test_one_lucky_burst_does_not_beat_remeasured_configurations():
+    ts = trials((cfg(8), 950), (cfg(4), 800), (cfg(4), 805), (cfg(5), 810), (cfg(5), 800))
+    choice = choose(group(ts))
+    assert choice.fastest.config == cfg(5)
+    assert choice.chosen.config == cfg(4)
+
+
+def test_noise_is_pooled_relative_spread():
+    ts = trials((cfg(4), 90), (cfg(4), 110), (cfg(2), 45), (cfg(2), 55), (cfg(1), 30))
+    assert noise_cv(group(ts)) == pytest.approx(0.1414, rel=1e-3)
+    assert noise_cv(group(trials((cfg(4), 90), (cfg(2), 45)))) is None
+
+
+def test_a_configuration_rejected_once_is_out():
+    ts = trials((cfg(2), 700), (cfg(2), 700), (cfg(8), 900), (cfg(8), 900))
+    ts.append(Trial(len(ts), cfg(8), REJECTED, result=burst(cfg(8), 900), error="over budget"))
+    assert {c.config for c in group(ts)} == {cfg(2)}
+    assert choose(group(ts)).chosen.config == cfg(2)
+    assert choose([]) is None

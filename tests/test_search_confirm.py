@@ -1,0 +1,57 @@
+"""Which configurations are re-measured, in which order, and when the search stops."""
+
+from __future__ import annotations
+
+from autotune.search.choose import group
+from autotune.search.confirm import MAX_CANDIDATES, MEASUREMENTS, fewer_workers, rounds, to_confirm
+from autotune.search.stopping import CEILING_GAP, StopRules
+from autotune.search.trial import FAILED, Trial
+from autotune.space.space import SearchSpace
+from search_fakes import cfg, trials
+
+SPACE = SearchSpace(max_workers=8, cuda=False, channels_last_ok=False)
+
+
+def test_fastest_then_cheapest_near_it_then_one_worker_fewer():
+    ts = trials((cfg(0), 100), (cfg(6), 1000), (cfg(8), 980), (cfg(4), 950), (cfg(5), 960),
+                (cfg(2), 500))
+    chosen = to_confirm(group(ts), SPACE)
+    assert chosen[0] == cfg(6)
+    assert chosen[1:MAX_CANDIDATES] == [cfg(4), cfg(5)]  # cheapest within the band, not cfg(8)
+    assert chosen[MAX_CANDIDATES:] == [cfg(3)]  # never measured, one below the cheapest
+    assert cfg(2) not in chosen and cfg(0) not in chosen  # far behind
+
+
+def test_no_fewer_workers_candidate_when_already_measured_or_at_one():
+    assert fewer_workers(cfg(1)) is None
+    ts = trials((cfg(4), 1000), (cfg(3), 700))
+    assert to_confirm(group(ts), SPACE) == [cfg(4)]
+    assert to_confirm([], SPACE) == []
+
+
+def test_rounds_alternate_until_each_has_enough_measurements():
+    order = rounds([cfg(6), cfg(4), cfg(3)], {cfg(6): 1, cfg(4): 1})
+    assert order[:3] == [cfg(6), cfg(4), cfg(3)]  # one round through all before any repeats
+    counts = {c: order.count(c) + {cfg(6): 1, cfg(4): 1}.get(c, 0) for c in set(order)}
+    assert set(counts.values()) == {MEASUREMENTS}
+
+
+def test_stop_at_the_device_ceiling():
+    rules = StopRules(device_ceiling=1000, seeds=2)
+    rules.update(trials((cfg(1), 900))[0])
+    assert rules.reason() is None
+    rules.update(trials((cfg(2), 1000 * (1 - CEILING_GAP) + 1))[0])
+    assert rules.reason() == "reached the device ceiling"
+
+
+def test_stop_after_patience_without_gain_counting_only_after_the_seeds():
+    rules = StopRules(device_ceiling=10_000, seeds=3, patience=2)
+    for t in trials((cfg(0), 100), (cfg(1), 100), (cfg(2), 100)):  # seeds: never count
+        rules.update(t)
+    assert rules.reason() is None
+    rules.update(Trial(3, cfg(3), FAILED, error="boom"))
+    assert rules.reason() is None
+    rules.update(trials((cfg(4), 101.5))[0])  # a gain within what counts as equal
+    assert rules.reason() == "no gain in 2 trials"
+    rules.update(trials((cfg(5), 200))[0])
+    assert rules.reason() is None

@@ -1,0 +1,107 @@
+"""Probes on simulated workloads whose ceilings follow from their parameters (bounds, not times)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autotune.probe.ceilings import Ceilings
+from autotune.probe.device import DeviceProbe, device_ceiling
+from autotune.probe.loader import LoaderProbe
+from autotune.burst.runner import BurstSettings
+from autotune.probe.run import probe_loader, run_probes
+from autotune.search.seeding import seed_configs
+from autotune.search.tuner import build_space, probe_batch
+from autotune.space.space import SearchSpace
+from autotune.workload.simulated import SimSpec, simulated_workload
+
+CPU = torch.device("cpu")
+FAST = BurstSettings(min_seconds=0.3, min_steps=6, warmup_steps=1)
+
+
+def test_device_ceiling_is_the_step_rate_and_leaves_the_cpu_free():
+    spec = SimSpec(cpu_ms=0, step_ms=20, batch=16, length=256)
+    w = simulated_workload(spec)
+    probe = device_ceiling(w, probe_batch(w), CPU, min_seconds=0.3, min_steps=5, warmup_steps=1)
+    ideal = spec.batch / (spec.step_ms / 1000)
+    # A sleep never returns early: the rate cannot beat the ideal, and on a busy machine it lands
+    # a little below it.
+    assert 0.7 * ideal <= probe.samples_per_s <= 1.01 * ideal
+    assert probe.host_cores < 0.3  # the emulated accelerator does not use the CPU
+
+
+def test_loader_probe_separates_storage_waits_from_cpu_work():
+    storage = simulated_workload(SimSpec(cpu_ms=0, io_ms=12, batch=8, length=2048))
+    one = probe_loader(storage, 1, FAST, usable_cpus=2)
+    four = probe_loader(storage, 4, FAST, usable_cpus=2)
+    assert one.samples_per_s <= 1.02 * 1000 / 12  # one worker: at most one item per 12 ms
+    assert four.samples_per_s >= 2.5 * one.samples_per_s  # waiting scales past the cores
+    assert one.worker_cores < 0.5  # ... because a waiting worker hardly uses its core
+
+    cpu_bound = simulated_workload(SimSpec(cpu_ms=3, batch=8, length=2048))
+    probe = probe_loader(cpu_bound, 1, FAST, usable_cpus=2)
+    # The item burns 3 ms of thread CPU time: however busy the machine, that CPU is spent.
+    assert probe.cpu_s_per_sample >= 0.9 * 0.003
+
+
+def _ceilings(device_rate: float, r1: float, worker_cores: float, cpus: int = 2,
+              step_cores: float = 0.0, channels_last_rate: float | None = None) -> Ceilings:
+    probes = [DeviceProbe(device_rate, False, 10, 1.0, step_cores)]
+    if channels_last_rate is not None:
+        probes.append(DeviceProbe(channels_last_rate, True, 10, 1.0, step_cores))
+    c = Ceilings(tuple(probes), cpus)
+    c.add(LoaderProbe(1, r1, 1.0, int(r1), worker_cores + 0.05, 0.05))
+    return c
+
+
+def test_prediction_storage_bound_goes_past_the_cores():
+    c = _ceilings(device_rate=800, r1=190, worker_cores=0.05)
+    assert c.predicted_workers(max_workers=8) == 5  # ceil(1.1 * 800 / 190)
+    assert c.predicted_workers(max_workers=3) == 3
+
+
+def test_prediction_cpu_bound_stops_where_the_cores_run_out():
+    c = _ceilings(device_rate=1600, r1=240, worker_cores=1.0, cpus=2)
+    assert c.predicted_workers(max_workers=8) == 3  # two free cores, one spare worker
+    # A CPU step (model trained on the CPU) takes a core away from the workers.
+    c = _ceilings(device_rate=1600, r1=240, worker_cores=1.0, cpus=4, step_cores=1.0)
+    assert c.predicted_workers(max_workers=16) == 4
+
+
+def test_prediction_uses_the_scaling_seen_at_the_second_probe():
+    c = _ceilings(device_rate=800, r1=200, worker_cores=0.1)
+    assert c.predicted_workers(8) == 5
+    c.add(LoaderProbe(5, 500, 1.0, 500, 0.6, 0.1))  # 100/s per worker at 5, not 200
+    assert c.predicted_workers(8) == 8  # ceil(880 * 5 / 500) = 9, capped
+    assert c.bound_at(5) == 500 and c.bound_at(3) is None
+
+
+def test_slow_step_needs_one_worker():
+    assert _ceilings(device_rate=200, r1=800, worker_cores=1.0).predicted_workers(8) == 1
+
+
+def test_seeds_surround_the_prediction_with_the_faster_layout():
+    space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=True)
+    seeds = seed_configs(_ceilings(800, 190, 0.05, channels_last_rate=1000), space)
+    assert [s.num_workers for s in seeds] == [5, 6, 7]  # the faster layout's 1000/s is the ceiling
+    assert all(s.channels_last and s.prefetch_factor == 2 and not s.pin_memory for s in seeds)
+    # A layout within probe noise of the default is not worth converting every batch for.
+    assert not any(s.channels_last for s in seed_configs(_ceilings(800, 190, 0.05, 810), space))
+    cuda = SearchSpace(max_workers=8, cuda=True, channels_last_ok=False)
+    seeds = seed_configs(_ceilings(200, 800, 1.0), cuda)
+    assert [s.num_workers for s in seeds] == [1, 2]
+    assert all(s.pin_memory and s.non_blocking and not s.channels_last for s in seeds)
+    for s in seeds:
+        assert not cuda.problems(s)
+
+
+@pytest.mark.slow
+def test_run_probes_on_a_storage_workload_predicts_more_workers_than_one():
+    w = simulated_workload(SimSpec(cpu_ms=0, io_ms=5, step_ms=20, batch=16, length=2048))
+    batch = probe_batch(w)
+    space = build_space(batch, CPU, 8)
+    ceilings = run_probes(w, batch, CPU, space, usable_cpus=2, settings=FAST)
+    assert 1 in ceilings.loader and len(ceilings.loader) == 2  # 1 worker, then the prediction
+    # One worker delivers at most 200/s against a step eating 800/s: at least 5 are needed.
+    assert ceilings.predicted_workers(8) >= 5
+    assert len(ceilings.device_probes) == 2  # 4-D float batches: both layouts timed

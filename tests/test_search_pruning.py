@@ -1,0 +1,53 @@
+"""Pruning: a burst clearly behind the best finished trial is cut during its window."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+import torch
+
+from autotune.burst.runner import BurstSettings, run_burst
+from autotune.search.pruning import BehindBestPruner, PruneHook
+from autotune.space.config import LoaderConfig
+from autotune.workload.simulated import SimSpec, simulated_workload
+
+
+def _study_with_best(value: float) -> optuna.Study:
+    study = optuna.create_study(direction="maximize", pruner=BehindBestPruner(ratio=0.7, min_reports=2))
+    study.add_trial(optuna.trial.create_trial(params={}, distributions={}, value=value))
+    return study
+
+
+def test_pruner_waits_for_two_reports_then_cuts_only_the_clearly_behind():
+    study = _study_with_best(1000.0)
+    behind = study.ask()
+    behind.report(300.0, 0)
+    assert not behind.should_prune()  # one report is too early to judge
+    behind.report(300.0, 1)
+    assert behind.should_prune()
+    close = study.ask()
+    for step in range(3):
+        close.report(800.0, step)
+    assert not close.should_prune()
+
+
+def test_pruner_ignores_infeasible_trials_and_empty_studies():
+    study = optuna.create_study(direction="maximize", pruner=BehindBestPruner(min_reports=1))
+    t = study.ask()
+    t.report(1.0, 0)
+    assert not t.should_prune()  # nothing finished to compare with
+    over = study.ask()
+    over.set_constraint("ram_mib", 100.0)  # over the RAM budget: not a reference
+    study.tell(over, 1000.0)
+    t.report(1.0, 1)
+    assert not t.should_prune()
+
+
+def test_a_losing_burst_is_cut_in_its_window():
+    w = simulated_workload(SimSpec(cpu_ms=0, io_ms=5, step_ms=2, batch=8, length=4096))
+    study = _study_with_best(10_000.0)  # far above what w0 (5 ms per item, serial) can do
+    trial = study.ask()
+    settings = BurstSettings(min_steps=4, min_seconds=5.0, max_seconds=8.0, warmup_steps=1)
+    with pytest.raises(optuna.TrialPruned, match="clearly behind"):
+        run_burst(w, LoaderConfig(), torch.device("cpu"), settings, on_progress=PruneHook(trial))
+    assert len(trial.storage.get_trial(trial._trial_id).intermediate_values) == 2

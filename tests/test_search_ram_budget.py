@@ -1,0 +1,65 @@
+"""The host-RAM budget: configurations whose measured PSS exceeds it are rejected and shown so."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+from autotune import environment
+from autotune.burst.runner import run_burst
+from autotune.report.table import rows
+from autotune.search.guard import MemoryGuard
+from autotune.search.trial import REJECTED, SKIPPED
+from autotune.search.tuner import tune
+from autotune.space.config import LoaderConfig
+from autotune.workload.base import Workload
+from autotune.workload.simulated import SleepStep
+from search_fakes import burst, cfg
+
+BALLAST_MIB = 128
+
+
+class WorkerBallast(Dataset):
+    """Each worker process holds BALLAST_MIB of private, touched memory; the main process none.
+    Items wait 2 ms (storage latency), so that workers would pay off."""
+
+    def __init__(self) -> None:
+        self.ballast: bytes | None = None
+
+    def __len__(self) -> int:
+        return 4096
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if self.ballast is None and get_worker_info() is not None:
+            self.ballast = b"\x01" * (BALLAST_MIB * 1024 * 1024)
+        time.sleep(0.002)
+        return torch.zeros(8), index % 2
+
+
+def test_measured_rejection_uses_pss():
+    guard = MemoryGuard(budget_mib=400, batch_mib=1.0)
+    assert guard.rejection(burst(cfg(2), 100, pss_mib=300)) is None
+    message = guard.rejection(burst(cfg(2), 100, pss_mib=500))
+    assert message == "measured peak PSS 500 MiB, over the RAM budget of 400 MiB"
+
+
+@pytest.mark.slow
+def test_configurations_over_the_budget_are_rejected_and_shown(quick_burst):
+    workload = Workload(WorkerBallast(), 16, SleepStep(0.004), name="ballast", device="cpu")
+    environment.collect()  # the tuner's first act; its imports alone add ~100 MiB to the process
+    alone = run_burst(workload, LoaderConfig(), torch.device("cpu"), quick_burst).host.peak_pss_mib
+    budget = alone + BALLAST_MIB / 2  # room for the main process alone, not for any worker
+    result = tune(workload, budget_s=15, max_workers=2, ram_budget_mib=budget, results_dir=None)
+    rejected = [t for t in result.trials if t.status == REJECTED]
+    # The first pool measured carries the ballast over the budget; once the guard has seen what a
+    # worker costs, it skips further pools before they run.
+    assert rejected, "every configuration with a worker carries the ballast"
+    assert all(t.config.num_workers > 0 and t.result.host.peak_pss_mib > budget for t in rejected)
+    assert all(t.config.num_workers > 0 for t in result.trials if t.status == SKIPPED)
+    assert result.config.num_workers == 0
+    assert result.recipe.measured.model_extra["rejected"] == len(rejected)
+    table = {r["trial"]: r["status"] for r in rows(result.trials, result.best, result.baseline)}
+    assert all(table[t.number].startswith("rejected: measured peak PSS") for t in rejected)

@@ -1,0 +1,48 @@
+"""The whole tuner on simulated workloads: seeding, budget, cheap answers for compute-bound work."""
+
+from __future__ import annotations
+
+import pytest
+
+from autotune import environment
+from autotune.search.trial import CONFIRM, SEARCH
+from autotune.search.tuner import tune
+from autotune.space.config import PYTORCH_DEFAULTS
+from autotune.workload.simulated import SimSpec, simulated_workload
+
+
+@pytest.mark.slow
+def test_first_trials_are_the_defaults_then_the_probe_seeds():
+    w = simulated_workload(SimSpec(cpu_ms=0, io_ms=4, step_ms=10, batch=8, length=2048))
+    result = tune(w, budget_s=30, max_trials=4, max_workers=8, results_dir=None)
+    search = [t for t in result.trials if t.phase == SEARCH]
+    assert search[0].config == PYTORCH_DEFAULTS
+    predicted = result.ceilings.predicted_workers(8)
+    # Seeds are tried cheapest first and the search may stop at the ceiling before all ran.
+    assert [t.config.num_workers for t in search[1:]] == \
+        [n for n in (predicted - 1, predicted, predicted + 1) if 1 <= n <= 8][:len(search) - 1]
+    m = result.recipe.measured
+    assert m.device_ceiling_samples_per_s == pytest.approx(result.ceilings.device_samples_per_s, rel=1e-3)
+    assert m.loader_ceiling_samples_per_s is not None
+    assert 0 < m.ceiling_share <= 1.5
+
+
+@pytest.mark.slow
+def test_compute_bound_workload_gets_few_workers_within_budget():
+    # 0.5 ms per item against a 100 ms step: one worker is idle 96% of the time.
+    w = simulated_workload(SimSpec(cpu_ms=0.5, step_ms=100, batch=8, length=4096))
+    budget = 25
+    result = tune(w, budget_s=budget, results_dir=None)
+    assert result.elapsed_s <= budget
+    assert result.config.num_workers <= 2
+    assert result.choice.chosen.n >= 2  # chosen only after a re-measurement
+    assert any(t.phase == CONFIRM for t in result.trials)
+
+
+@pytest.mark.slow
+def test_a_short_budget_is_honoured():
+    environment.collect()  # first-time imports (torchvision) are not what this test is about
+    w = simulated_workload(SimSpec(cpu_ms=2, step_ms=5, batch=16, length=4096))
+    result = tune(w, budget_s=6, results_dir=None)
+    assert result.elapsed_s <= 6
+    assert result.recipe.measured.tuning_s <= 6
