@@ -1,4 +1,5 @@
-"""When the search phase has seen enough: the device ceiling is reached, or nothing improves."""
+"""When the search phase has seen enough: after the seeds, the device ceiling is reached, or
+nothing improves."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ class StopRules:
                 self.since_gain += 1
 
     def reason(self) -> str | None:
+        # The seeds always run: they are the prediction's neighbourhood, and the cheaper of them
+        # may equal a faster one within noise (the choice needs them measured to pick it).
+        if self.measured < self.seeds:
+            return None
         if self.device_ceiling > 0 and self.best >= (1 - CEILING_GAP) * self.device_ceiling:
             return "reached the device ceiling"
         if self.since_gain >= self.patience:
