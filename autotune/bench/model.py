@@ -49,7 +49,7 @@ class BenchRow(_Strict):
     heuristic_samples_per_s: float
     speedup_vs_defaults: float
     speedup_vs_heuristic: float
-    device_ceiling_samples_per_s: float
+    device_ceiling_samples_per_s: float | None
     loader_ceiling_samples_per_s: float | None
     ceiling_share: float | None  # side-by-side tuned mean / min(device, loader at its workers)
     tuner_trials: int

@@ -14,6 +14,10 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
+def _rate(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.0f} samples/s"
+
+
 def _mark(ok: bool | None) -> str:
     return "" if ok is None else (" ✓" if ok else " ✗")
 
@@ -39,10 +43,8 @@ def headline(report: BenchReport) -> str:
 
 def _details(row: BenchRow) -> str:
     lines = [f"### {row.key}{' (held out)' if row.held_out else ''}: `{row.spec}`", "",
-             f"{row.what}. Device ceiling {row.device_ceiling_samples_per_s:.0f} samples/s; loader"
-             f" alone at the tuned worker count "
-             + ("not measured" if row.loader_ceiling_samples_per_s is None
-                else f"{row.loader_ceiling_samples_per_s:.0f} samples/s") + ".",
+             f"{row.what}. Device ceiling {_rate(row.device_ceiling_samples_per_s)}; loader alone"
+             f" at the tuned worker count {_rate(row.loader_ceiling_samples_per_s)}.",
              f"Tuner: {row.tuner_trials} trials ({row.tuner_pruned} pruned) +"
              f" {row.tuner_remeasured} re-measurements, noise"
              f" {'n/a' if row.tuner_noise_pct is None else f'{row.tuner_noise_pct:.1f}%'},"
