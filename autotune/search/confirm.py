@@ -1,9 +1,11 @@
 """Which configurations to re-measure before choosing, and in what order.
 
-The fastest single measurement is partly luck. The fastest configuration and the cheapest ones
-measured near it are measured again, round-robin so that a slow patch of the machine hits them
-all alike; one worker fewer than the cheapest of them is added when never tried, since the search
-samples worker counts coarsely and the cheapest equal configuration may sit just below.
+The fastest single measurement is partly luck, and so is which configuration comes second. The
+two fastest and the cheapest measured near them are measured again, round-robin so that a slow
+patch of the machine hits them all alike: one lucky burst cannot decide alone which
+configurations compete. One worker fewer than the cheapest of them is added when never tried,
+since the search samples worker counts coarsely and the cheapest equal configuration may sit just
+below.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 
 BAND = 0.10  # measured within this share of the fastest: close enough that noise may decide
+FASTEST = 2  # re-measured whatever they cost
 MAX_CANDIDATES = 3
 MEASUREMENTS = 2  # per candidate, the search's own measurement included
 
@@ -26,13 +29,14 @@ def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
 
 
 def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderConfig]:
-    """The configurations to re-measure: fastest first, then the cheapest near it."""
+    """The configurations to re-measure: the fastest two, then the cheapest near the fastest."""
     if not candidates:
         return []
-    fastest = max(candidates, key=lambda c: c.mean)
-    near = sorted((c for c in candidates if c is not fastest and c.mean >= (1 - BAND) * fastest.mean),
+    ranked = sorted(candidates, key=lambda c: -c.mean)
+    top = ranked[:FASTEST]
+    near = sorted((c for c in ranked[FASTEST:] if c.mean >= (1 - BAND) * ranked[0].mean),
                   key=Candidate.cost)
-    chosen = [fastest.config] + [c.config for c in near[:MAX_CANDIDATES - 1]]
+    chosen = [c.config for c in top + near[:MAX_CANDIDATES - len(top)]]
     cheapest = min((c for c in candidates if c.config in chosen), key=Candidate.cost)
     below = fewer_workers(cheapest.config)
     measured = {c.config for c in candidates}
