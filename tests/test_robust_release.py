@@ -3,12 +3,17 @@ tuner's memory or leave processes behind."""
 
 from __future__ import annotations
 
+import time
+
 import psutil
+import pytest
 import torch
 
 from autotune.burst.runner import BurstSettings, run_burst
+from autotune.burst.watchdog import BurstTimeout
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import MIB
+from autotune.workload.base import Workload
 from autotune.workload.simulated import SimSpec, simulated_workload
 from robust_support import child_pids
 
@@ -39,3 +44,30 @@ def test_fifty_bursts_leave_no_process_and_no_memory_behind():
             rss_warm = me.memory_info().rss / MIB
     growth = me.memory_info().rss / MIB - rss_warm
     assert growth < MAX_GROWTH_MIB, f"RSS grew {growth:.1f} MiB over {BURSTS - WARM_BURSTS} bursts"
+
+
+class SlowToStartSampler(torch.utils.data.Sampler):
+    """Its first index comes late: torch asks for it inside `iter(loader)`, after starting the
+    workers, so a time limit firing then interrupts the iterator before anyone holds it."""
+
+    def __init__(self, length: int):
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __iter__(self):
+        time.sleep(2.0)
+        return iter(range(self.length))
+
+
+def test_a_time_limit_inside_worker_start_up_leaves_no_worker_behind():
+    sim = simulated_workload(SimSpec(cpu_ms=0.1, step_ms=1, batch=8, shape=(3, 8, 8), length=64))
+    workload = Workload(sim.dataset, sim.batch_size, sim.step, sampler=SlowToStartSampler(64),
+                        name="slow-to-start", device="cpu")
+    settings = BurstSettings(min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1,
+                             time_limit_s=0.5)
+    before = child_pids()
+    with pytest.raises(BurstTimeout):
+        run_burst(workload, LoaderConfig(num_workers=2), torch.device("cpu"), settings)
+    assert child_pids() == before

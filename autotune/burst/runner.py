@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from autotune.burst.result import BurstResult
-from autotune.burst.teardown import release_loader, shielded
+from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
@@ -100,27 +100,28 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
         # No single batch may take longer than the whole burst may: torch raises in the main
         # process when a worker goes silent that long (the watchdog's back-up off the main thread).
         timeout = {"timeout": settings.time_limit_s} if settings.time_limit_s and config.num_workers else {}
-        loader = workload.make_loader(config, **timeout)
-        feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
-        batches = endless_batches(feed)
-        samplers: list[Any] = []
-        failed = True
-        try:
-            with time_limit(settings.time_limit_s):
-                result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
-                                  gpu_sampler, on_progress, samplers, t_begin)
-            failed = False
-        finally:
-            # Workers first: a failure may have come from them, and nothing below may stop
-            # them from being reaped.
-            with shielded():
-                try:
-                    release_loader(loader, feed.iterator, force=failed)
-                finally:
-                    for sampler in samplers:  # only those still running after an error
-                        sampler.halt()
-                    batches.close()
-                    del batches, feed, loader
+        with no_strays():
+            loader = workload.make_loader(config, **timeout)
+            feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
+            batches = endless_batches(feed)
+            samplers: list[Any] = []
+            failed = True
+            try:
+                with time_limit(settings.time_limit_s):
+                    result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
+                                      gpu_sampler, on_progress, samplers, t_begin)
+                failed = False
+            finally:
+                # Workers first: a failure may have come from them, and nothing below may stop
+                # them from being reaped.
+                with shielded():
+                    try:
+                        release_loader(loader, feed.iterator, force=failed)
+                    finally:
+                        for sampler in samplers:  # only those still running after an error
+                            sampler.halt()
+                        batches.close()
+                        del batches, feed, loader
     return replace(result, duration_s=time.perf_counter() - t_begin)
 
 

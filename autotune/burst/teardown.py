@@ -7,9 +7,12 @@ shared node, nor let torch's SIGCHLD handler raise "worker killed" into code aft
 from __future__ import annotations
 
 import contextlib
+import gc
+import multiprocessing
 from typing import Any, Iterator
 
 from torch.utils.data._utils import signal_handling
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 # How long a killed worker gets to be reaped (SIGKILL cannot be caught: this is only the
 # kernel's bookkeeping).
@@ -69,3 +72,30 @@ def release_loader(loader: Any, iterator: Any = None, *, force: bool = False) ->
             worker.join(timeout=REAP_S)
     if hasattr(loader, "_iterator"):
         loader._iterator = None
+
+
+@contextlib.contextmanager
+def no_strays() -> Iterator[None]:
+    """Whatever happens inside, worker processes started inside are gone on exit. The back-stop
+    for release_loader: a time limit firing inside `iter(loader)` interrupts the iterator while
+    it starts its workers, before anyone holds a reference to shut them down with."""
+    before = set(multiprocessing.active_children())
+    try:
+        yield
+    finally:
+        with shielded():
+            # active_children() also reaps those that ended already (no zombie left behind).
+            strays = set(multiprocessing.active_children()) - before
+            if strays:
+                for it in _owners(strays):
+                    _stop_watching(it)
+            for proc in strays:
+                proc.kill()
+                proc.join(timeout=REAP_S)
+
+
+def _owners(procs: set[Any]) -> list[Any]:
+    """The iterators, reachable or not, whose workers are among `procs`: their SIGCHLD watch
+    must end before the workers are killed. Rare (a stray is an accident), so a gc scan is fine."""
+    return [o for o in gc.get_objects() if issubclass(type(o), _MultiProcessingDataLoaderIter)
+            and any(w in procs for w in getattr(o, "_workers", ()))]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from autotune.burst.runner import drain_prefetched, endless_batches
-from autotune.burst.teardown import release_loader
+from autotune.burst.teardown import no_strays, release_loader
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
 from autotune.transfer.move import batch_samples
@@ -47,11 +47,12 @@ def loader_rate(workload: Workload, config: LoaderConfig, *, min_seconds: float,
         warnings.filterwarnings("ignore", message="This DataLoader will create")
         loader = workload.make_loader(config)
         batches = endless_batches(loader)
-        try:
-            probe = _measure(batches, workload, config, min_seconds, min_batches, usable_cpus)
-        finally:
-            batches.close()
-            release_loader(loader)
+        with no_strays():
+            try:
+                probe = _measure(batches, workload, config, min_seconds, min_batches, usable_cpus)
+            finally:
+                batches.close()
+                release_loader(loader)
     return replace(probe, duration_s=time.perf_counter() - t0)
 
 
