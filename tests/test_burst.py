@@ -1,6 +1,7 @@
+import pytest
 import torch
 
-from autotune.burst.runner import BurstSettings, run_burst
+from autotune.burst.runner import BurstSettings, run_burst, window_rate
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
 
@@ -56,3 +57,21 @@ def test_memory_figures_are_measured(cpu, quick_burst):
     # Forked workers share the parent's pages: summed RSS counts them again, PSS does not.
     assert 0 < result.host.peak_pss_mib <= result.host.peak_rss_mib
     assert result.host.cpu_pct > 0
+
+
+def test_a_window_that_never_steadies_counts_at_its_slower_reading():
+    # 10 steps of 16 samples: the first five slow (0.1 s each), the last five fast (0.02 s each).
+    def marks(step_times):
+        out = [(0.0, 0)]
+        for dt in step_times:
+            out.append((out[-1][0] + dt, out[-1][1] + 16))
+        return out
+
+    filling = marks([0.1] * 5 + [0.02] * 5)
+    # A deep buffer filling, then emptied: the later half (800/s) is the transient; the whole
+    # window (160 samples in 0.6 s) is what counts.
+    assert window_rate(filling, steady=False) == pytest.approx(160 / 0.6)
+    # Not quite drained: the first half was fast, the later half is the truth.
+    draining = marks([0.02] * 5 + [0.1] * 5)
+    assert window_rate(draining, steady=False) == pytest.approx(80 / 0.5)
+    assert window_rate(filling, steady=True) == pytest.approx(160 / 0.6)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from autotune.search.choose import group
-from autotune.search.confirm import MAX_CANDIDATES, MEASUREMENTS, fewer_workers, rounds, to_confirm
+from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, fewer_workers, out_of_band, rounds,
+                                     to_confirm)
 from autotune.search.stopping import CEILING_GAP, StopRules
 from autotune.search.trial import FAILED, Trial
 from autotune.space.space import SearchSpace
@@ -60,3 +61,16 @@ def test_stop_after_patience_without_gain_counting_only_after_the_seeds():
     assert rules.reason() == "no gain in 2 trials"
     rules.update(trials((cfg(5), 200))[0])
     assert rules.reason() is None
+
+
+def test_a_candidate_measured_far_behind_is_not_measured_again():
+    measured = group(trials((cfg(3), 500), (cfg(3), 490), (cfg(2), 480), (cfg(1), 240)))
+    assert out_of_band(cfg(1), measured)  # one worker fewer, tried once: half the rate
+    assert not out_of_band(cfg(2), measured)  # within noise's reach of the fastest
+    assert not out_of_band(cfg(5), measured)  # never measured: it must be, once
+
+
+def test_stop_at_the_host_cpu_ceiling_where_step_and_loader_share_the_cores():
+    rules = StopRules(device_ceiling=1000, seeds=1, cpu_ceiling=400)
+    rules.update(trials((cfg(2), 400 * (1 - CEILING_GAP) + 1))[0])
+    assert rules.reason() == "reached the host CPU ceiling"

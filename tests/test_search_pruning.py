@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autotune.burst.runner import BurstSettings, run_burst
-from autotune.search.pruning import BehindBestPruner, PruneHook
+from autotune.search.pruning import CEILING_MARGIN, BehindBestPruner, PruneHook, Reach
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
 
@@ -51,3 +51,16 @@ def test_a_losing_burst_is_cut_in_its_window():
     with pytest.raises(optuna.TrialPruned, match="clearly behind"):
         run_burst(w, LoaderConfig(), torch.device("cpu"), settings, on_progress=PruneHook(trial))
     assert len(trial.storage.get_trial(trial._trial_id).intermediate_values) == 2
+
+
+def test_a_burst_that_cannot_reach_the_best_even_at_the_ceiling_is_cut():
+    reach = Reach(ceiling=500.0, window_s=3.0)
+    top = CEILING_MARGIN * 500.0
+    assert reach.best_final(1.0, 100.0) == pytest.approx((100.0 + 2 * top) / 3)
+    assert reach.best_final(3.5, 100.0) == pytest.approx(100.0)  # the window is over
+    study = optuna.create_study(direction="maximize")  # the default pruner never prunes
+    study.add_trial(optuna.trial.create_trial(params={}, distributions={}, value=480.0))
+    hook = PruneHook(study.ask(), reach)
+    hook(0.5, 300.0)  # (150 + 2.5 x 550) / 3 = 508: still possible
+    with pytest.raises(optuna.TrialPruned, match="even at the ceiling"):
+        hook(2.0, 300.0)  # (600 + 550) / 3 = 383 < 98% of 480

@@ -55,3 +55,12 @@ def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int]) -> li
                 order.append(config)
                 counts[config] += 1
     return order
+
+
+def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
+    """Measured already, and further below the fastest than noise could explain: measuring it
+    again cannot make it a contender."""
+    mine = next((c for c in candidates if c.config == config), None)
+    if mine is None or not candidates:
+        return False
+    return mine.mean < (1 - BAND) * max(c.mean for c in candidates)

@@ -1,13 +1,22 @@
 """Cutting bursts that are clearly losing: an optuna pruner fed by the burst's progress hook.
 
-The burst reports its running throughput every half second of its timed window; a trial whose
-rate stays well below the best finished trial is stopped there instead of running its full window.
+The burst reports its running throughput every half second of its timed window. Two rules stop a
+trial there instead of running its full window:
+  behind   its rate so far is well below the best finished trial (the optuna pruner);
+  out of reach  even if the rest of the window ran at the ceiling, the window's rate could not
+           come within what the choice treats as equal to the best (a bound, not a guess: a
+           window ends by its `max_seconds`, no stretch of it beats the ceiling, and a window
+           that never steadies counts at no more than its whole-window rate).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import optuna
 from optuna.trial import FrozenTrial, TrialState
+
+from autotune.search.choose import TOLERANCE_CAP
 
 # "Clearly losing": on a busy machine one configuration's bursts scatter by 20% and more, and a
 # window's first second is rougher still, so only a rate below half the best is a safe call.
@@ -24,18 +33,40 @@ class BehindBestPruner(optuna.pruners.BasePruner):
         step = trial.last_step
         if step is None or len(trial.intermediate_values) < self.min_reports:
             return False
-        finished = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                    if t.value is not None and not any(v > 0 for v in t.constraints.values())]
-        if not finished:
-            return False
-        return trial.intermediate_values[step] < self.ratio * max(finished)
+        best = best_finished(study)
+        return best is not None and trial.intermediate_values[step] < self.ratio * best
+
+
+def best_finished(study: optuna.Study) -> float | None:
+    """The best rate among finished trials within the RAM budget."""
+    finished = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if t.value is not None and not any(v > 0 for v in t.constraints.values())]
+    return max(finished) if finished else None
+
+
+# The ceilings are probed in short windows: a burst may read a little above them.
+CEILING_MARGIN = 1.1
+
+
+@dataclass(frozen=True)
+class Reach:
+    """The most a window can still reach: it ends by `window_s`, and runs at most at `ceiling`."""
+
+    ceiling: float
+    window_s: float
+
+    def best_final(self, elapsed_s: float, rate: float) -> float:
+        rest = max(0.0, self.window_s - elapsed_s)
+        top = max(rate, CEILING_MARGIN * self.ceiling)
+        return (rate * elapsed_s + top * rest) / max(self.window_s, elapsed_s)
 
 
 class PruneHook:
     """The burst's on_progress hook: report the running rate, raise TrialPruned when told to."""
 
-    def __init__(self, trial: optuna.Trial):
+    def __init__(self, trial: optuna.Trial, reach: Reach | None = None):
         self.trial = trial
+        self.reach = reach
         self.reports = 0
         self.last_rate = 0.0
         self.last_elapsed = 0.0
@@ -47,3 +78,10 @@ class PruneHook:
         if self.trial.should_prune():
             raise optuna.TrialPruned(f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the"
                                      " window, clearly behind the best trial")
+        if self.reach is not None:
+            best = best_finished(self.trial.study)
+            if best is not None and self.reach.best_final(elapsed_s, samples_per_s) < (1 - TOLERANCE_CAP) * best:
+                raise optuna.TrialPruned(
+                    f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the window: even at"
+                    f" the ceiling for the rest of it, it cannot come within"
+                    f" {TOLERANCE_CAP:.0%} of the best trial")

@@ -41,11 +41,11 @@ from autotune.profiling.trace import TraceRecord, record_trace
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice, choose, find_baseline, group, pick_best
-from autotune.search.confirm import MAX_CANDIDATES, MEASUREMENTS, rounds, to_confirm
+from autotune.search.confirm import MAX_CANDIDATES, MEASUREMENTS, out_of_band, rounds, to_confirm
 from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrupted
 from autotune.search.options import TuneOptions
-from autotune.search.pruning import BehindBestPruner, PruneHook
+from autotune.search.pruning import BehindBestPruner, PruneHook, Reach
 from autotune.search.resume import check_setup, resume_target
 from autotune.search.seeding import seed_configs
 from autotune.search.stopping import StopRules
@@ -285,7 +285,8 @@ class Tuner:
         # The window may not outlast the budget; start-up and warm-up come on top.
         window_cap = max(self.options.burst.min_seconds, self._time_left() * 0.8)
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.
-        hook = PruneHook(trial) if trial is not None and self.ranks is None else None
+        hook = (PruneHook(trial, self._reach(self.options.burst.settings(window_cap).max_seconds))
+                if trial is not None and self.ranks is None else None)
         try:
             with self.stop.interruptible():
                 result = self.measure(config, max_seconds=window_cap, on_progress=hook)
@@ -314,6 +315,14 @@ class Tuner:
                                           finished_s=self._elapsed()))
         return self._keep(trial, made(OK, result=result, diagnosis=diagnose(result, self.context),
                                       finished_s=self._elapsed()))
+
+    def _reach(self, window_s: float) -> Reach | None:
+        """No window runs faster than the lower of the two ceilings (once probed)."""
+        if self.ceilings is None:
+            return None
+        tops = [self.ceilings.device_samples_per_s, self.ceilings.cpu_samples_per_s or 0.0]
+        top = min(t for t in tops if t > 0) if any(t > 0 for t in tops) else 0.0
+        return Reach(top, window_s) if top > 0 else None
 
     def _tell_known(self, trial: optuna.Trial, known: Known) -> None:
         """Measured already (here, before a resume, or by another process sharing the study), or
@@ -359,7 +368,8 @@ class Tuner:
         seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, self.space) if ceilings else [])
         for config in seeds:  # trial 0 is PyTorch's defaults: every report shows the gain over it
             self.ledger.enqueue_once(self.space.params(config))
-        rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds))
+        rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds),
+                          cpu_ceiling=(ceilings.cpu_samples_per_s or 0.0) if ceilings else 0.0)
         for earlier in self.trials:  # resuming: what was measured before counts
             rules.update(earlier)
         repeats = 0
@@ -393,6 +403,8 @@ class Tuner:
                 return
             if any(t.config == config and t.measured and not t.ok for t in self.trials):
                 continue  # failed, pruned or rejected once: not a candidate any more
+            if out_of_band(config, group(self._all_trials())):
+                continue  # its first measurement (one worker fewer, never tried) fell far behind
             if self._run_trial(config, CONFIRM) is None:
                 return
 
