@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autotune.search.choose import group
-from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, fewer_workers, out_of_band, rounds,
-                                     to_confirm)
+from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, NOISY_MEASUREMENTS, fewer_workers,
+                                     out_of_band, rounds, to_confirm, too_noisy)
 from autotune.search.stopping import CEILING_GAP, StopRules
 from autotune.search.trial import FAILED, Trial
 from autotune.space.space import SearchSpace
@@ -70,7 +70,10 @@ def test_a_candidate_measured_far_behind_is_not_measured_again():
     assert not out_of_band(cfg(5), measured)  # never measured: it must be, once
 
 
-def test_stop_at_the_host_cpu_ceiling_where_step_and_loader_share_the_cores():
-    rules = StopRules(device_ceiling=1000, seeds=1, cpu_ceiling=400)
-    rules.update(trials((cfg(2), 400 * (1 - CEILING_GAP) + 1))[0])
-    assert rules.reason() == "reached the host CPU ceiling"
+def test_a_third_round_only_where_two_measurements_cannot_resolve_the_choice():
+    quiet = group(trials((cfg(3), 500), (cfg(3), 505), (cfg(2), 495), (cfg(2), 498)))
+    assert not too_noisy(quiet)
+    noisy = group(trials((cfg(3), 500), (cfg(3), 540), (cfg(2), 470), (cfg(2), 510)))
+    assert too_noisy(noisy)
+    order = rounds([cfg(3), cfg(2)], {cfg(3): 2, cfg(2): 2}, NOISY_MEASUREMENTS)
+    assert order == [cfg(3), cfg(2)]

@@ -105,11 +105,3 @@ def test_run_probes_on_a_storage_workload_predicts_more_workers_than_one():
     # One worker delivers at most 200/s against a step eating 800/s: at least 5 are needed.
     assert ceilings.predicted_workers(8) >= 5
     assert len(ceilings.device_probes) == 2  # 4-D float batches: both layouts timed
-
-
-def test_host_cpu_ceiling_adds_the_step_and_the_loading_cpu_per_sample():
-    # A CPU step: one core at 400/s (2.5 ms a sample); one worker loads 300/s on 1.05 cores
-    # (3.5 ms a sample): two cores deliver at most 2 / 6 ms = 333/s, below both ceilings.
-    c = _ceilings(device_rate=400, r1=300, worker_cores=1.0, cpus=2, step_cores=1.0)
-    assert c.cpu_samples_per_s == pytest.approx(2 / (1 / 400 + 1.05 / 300))
-    assert c.as_dict()["cpu_samples_per_s"] == pytest.approx(333.33, abs=0.01)

@@ -57,17 +57,6 @@ class Ceilings:
         return None if loader is None else min(self.device_samples_per_s, loader)
 
     @property
-    def cpu_samples_per_s(self) -> float | None:
-        """The host CPU's ceiling: the usable cores over the CPU time one sample costs, stepping
-        (the device probe's host CPU per sample) plus loading (the cheapest loader probe, main
-        process included). Where the step itself runs on the host, as on a CPU, step and workers
-        share the cores and no configuration beats it. None before a loader probe."""
-        loading = [p.cpu_s_per_sample for p in self.loader.values() if p.cpu_s_per_sample > 0]
-        if not loading or self.device_samples_per_s <= 0:
-            return None
-        return self.usable_cpus / (self.device.host_cores / self.device_samples_per_s + min(loading))
-
-    @property
     def cores_for_workers(self) -> float:
         """Cores left for workers while the step runs (at least one: below that the OS
         time-shares the step and the workers anyway)."""
@@ -99,7 +88,6 @@ class Ceilings:
                 "channels_last" if p.channels_last else "contiguous": round(p.samples_per_s, 2)
                 for p in self.device_probes},
             "device_host_cores": round(self.device.host_cores, 2),
-            "cpu_samples_per_s": None if self.cpu_samples_per_s is None else round(self.cpu_samples_per_s, 2),
             "loader_samples_per_s_by_workers": {str(w): round(p.samples_per_s, 2)
                                                 for w, p in sorted(self.loader.items())},
             "loader_cores_by_workers": {str(w): round(p.tree_cores, 2)

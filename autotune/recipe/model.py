@@ -80,6 +80,7 @@ class Measured(BaseModel):
     loader_ceiling_samples_per_s: float | None = None  # the loader alone, at the chosen workers
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
+    measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
 
 
 class Diagnosis(_Strict):

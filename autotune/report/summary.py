@@ -100,7 +100,13 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
     lines += ["", "## Why: the verdict", "", _verdict_line("tuned", best.diagnosis),
               _verdict_line("PyTorch defaults", baseline.diagnosis), ""]
     columns = [(n, t.diagnosis) for n, t in (("defaults", baseline), ("tuned", best)) if t.diagnosis]
-    lines += [evidence_table(columns), "", "What to do:", ""]
+    lines += [evidence_table(columns), ""]
+    if m.measurements and m.measurements > 1:
+        lines += [f"The tuned column (and the split picture) is one burst of `{best.config.label()}`:"
+                  f" of its {m.measurements} measurements, the one closest to their mean"
+                  f" ({best.samples_per_s:.1f} against {m.samples_per_s:.1f} samples/s, the"
+                  " headline figure).", ""]
+    lines += ["What to do:", ""]
     lines += [f"- {text}" for text in (best.diagnosis.recommendations if best.diagnosis else [])]
     lines += ["", "## Pictures", "",
               f"![Where the step time goes: defaults against tuned]({rel['split']})", "",

@@ -51,7 +51,8 @@ def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
         "split": plot_split(bars, plot_dir / "step_split.png"),
         "workers": plot_workers(result.trials, result.best, plot_dir / "workers.png",
                                 result.context.device_ceiling,
-                                "target rate" if target else "device ceiling"),
+                                "target rate" if target else "device ceiling",
+                                result.recipe.measured.samples_per_s if result.recipe else None),
         "progress": plot_progress(result.trials, result.baseline, plot_dir / "progress.png"),
     }
 

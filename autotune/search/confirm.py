@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from autotune.search.choose import Candidate
+from autotune.search.choose import Candidate, noise_cv
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -20,6 +20,10 @@ BAND = 0.10  # measured within this share of the fastest: close enough that nois
 FASTEST = 2  # re-measured whatever they cost
 MAX_CANDIDATES = 3
 MEASUREMENTS = 2  # per candidate, the search's own measurement included
+# Above this noise of one burst, two measurements each leave the difference of two means with a
+# standard error past the 2% the choice may give up: a third round is taken, time allowing.
+NOISY_CV = 0.03
+NOISY_MEASUREMENTS = 3
 
 
 def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
@@ -45,13 +49,14 @@ def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderCo
     return chosen
 
 
-def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int]) -> list[LoaderConfig]:
-    """Round-robin order of the re-measurements until each has MEASUREMENTS of them."""
+def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int],
+           measurements: int = MEASUREMENTS) -> list[LoaderConfig]:
+    """Round-robin order of the re-measurements until each has `measurements` of them."""
     order = []
     counts = {c: measured.get(c, 0) for c in configs}
-    while any(n < MEASUREMENTS for n in counts.values()):
+    while any(n < measurements for n in counts.values()):
         for config in configs:
-            if counts[config] < MEASUREMENTS:
+            if counts[config] < measurements:
                 order.append(config)
                 counts[config] += 1
     return order
@@ -64,3 +69,8 @@ def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
     if mine is None or not candidates:
         return False
     return mine.mean < (1 - BAND) * max(c.mean for c in candidates)
+
+
+def too_noisy(candidates: list[Candidate]) -> bool:
+    cv = noise_cv([c for c in candidates if c.n >= 2])
+    return cv is not None and cv > NOISY_CV

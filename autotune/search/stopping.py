@@ -1,5 +1,5 @@
-"""When the search phase has seen enough: after the seeds, the device ceiling or the host CPU
-ceiling is reached, or nothing improves."""
+"""When the search phase has seen enough: after the seeds, the device ceiling is reached, or
+nothing improves."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from autotune.search.trial import Trial
 # even when the loader keeps up.
 CEILING_GAP = 0.05
 # Measured trials after the seeds without a gain. The seeds already sit where the probes put the
-# answer, so a run of three misses beyond them means the best region is found (four cost the demo
-# 8% more tuning time in `autotune bench` for no better choice). A gain smaller than what the
+# answer, so a run of three misses beyond them means the best region is found (each extra one is a
+# burst: demo tunings took 32-39 s with four, 31-32 s with three). A gain smaller than what the
 # choice treats as equal (a lucky burst, mostly) does not count.
 PATIENCE = 3
 MIN_GAIN = TOLERANCE_CAP
@@ -28,7 +28,6 @@ class StopRules:
     best: float = 0.0
     measured: int = 0
     since_gain: int = 0
-    cpu_ceiling: float = 0.0  # 0: unknown
 
     def update(self, trial: Trial) -> None:
         self.measured += 1
@@ -48,8 +47,6 @@ class StopRules:
             return None
         if self.device_ceiling > 0 and self.best >= (1 - CEILING_GAP) * self.device_ceiling:
             return "reached the device ceiling"
-        if self.cpu_ceiling > 0 and self.best >= (1 - CEILING_GAP) * self.cpu_ceiling:
-            return "reached the host CPU ceiling"
         if self.since_gain >= self.patience:
             return f"no gain in {self.since_gain} trials"
         return None

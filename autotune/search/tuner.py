@@ -41,7 +41,8 @@ from autotune.profiling.trace import TraceRecord, record_trace
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice, choose, find_baseline, group, pick_best
-from autotune.search.confirm import MAX_CANDIDATES, MEASUREMENTS, out_of_band, rounds, to_confirm
+from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, NOISY_MEASUREMENTS, out_of_band,
+                                     rounds, to_confirm, too_noisy)
 from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrupted
 from autotune.search.options import TuneOptions
@@ -317,12 +318,10 @@ class Tuner:
                                       finished_s=self._elapsed()))
 
     def _reach(self, window_s: float) -> Reach | None:
-        """No window runs faster than the lower of the two ceilings (once probed)."""
-        if self.ceilings is None:
+        """No window runs faster than the device ceiling (once probed)."""
+        if self.ceilings is None or self.ceilings.device_samples_per_s <= 0:
             return None
-        tops = [self.ceilings.device_samples_per_s, self.ceilings.cpu_samples_per_s or 0.0]
-        top = min(t for t in tops if t > 0) if any(t > 0 for t in tops) else 0.0
-        return Reach(top, window_s) if top > 0 else None
+        return Reach(self.ceilings.device_samples_per_s, window_s)
 
     def _tell_known(self, trial: optuna.Trial, known: Known) -> None:
         """Measured already (here, before a resume, or by another process sharing the study), or
@@ -368,8 +367,7 @@ class Tuner:
         seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, self.space) if ceilings else [])
         for config in seeds:  # trial 0 is PyTorch's defaults: every report shows the gain over it
             self.ledger.enqueue_once(self.space.params(config))
-        rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds),
-                          cpu_ceiling=(ceilings.cpu_samples_per_s or 0.0) if ceilings else 0.0)
+        rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds))
         for earlier in self.trials:  # resuming: what was measured before counts
             rules.update(earlier)
         repeats = 0
@@ -395,18 +393,26 @@ class Tuner:
     def _confirm(self) -> None:
         if self.stop.requested or self.broken():
             return
+        configs = to_confirm(group(self._all_trials()), self.space)
+        if not self._remeasure(configs, MEASUREMENTS):
+            return
         candidates = group(self._all_trials())
-        configs = to_confirm(candidates, self.space)
-        counts = {c.config: c.n for c in candidates}
-        for config in rounds(configs, counts):
+        if too_noisy(candidates):  # a third round where two cannot resolve the choice's margin
+            self._remeasure(configs, NOISY_MEASUREMENTS)
+
+    def _remeasure(self, configs: list[LoaderConfig], measurements: int) -> bool:
+        """Round-robin until each has `measurements`; False when time or a signal cut it short."""
+        counts = {c.config: c.n for c in group(self._all_trials())}
+        for config in rounds(configs, counts, measurements):
             if not self._fits_another():
-                return
+                return False
             if any(t.config == config and t.measured and not t.ok for t in self.trials):
                 continue  # failed, pruned or rejected once: not a candidate any more
             if out_of_band(config, group(self._all_trials())):
-                continue  # its first measurement (one worker fewer, never tried) fell far behind
+                continue  # measured far behind the fastest: no longer a contender
             if self._run_trial(config, CONFIRM) is None:
-                return
+                return False
+        return True
 
     def _loader_ceiling_at(self, ceilings: Ceilings, workers: int) -> None:
         """The loader alone at the chosen worker count, when not probed already and time allows."""
