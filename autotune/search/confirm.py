@@ -66,11 +66,11 @@ def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
     """Measured already, and further below the fastest than noise could explain: measuring it
     again cannot make it a contender."""
     mine = next((c for c in candidates if c.config == config), None)
-    if mine is None or not candidates:
+    if mine is None:
         return False
     return mine.mean < (1 - BAND) * max(c.mean for c in candidates)
 
 
 def too_noisy(candidates: list[Candidate]) -> bool:
-    cv = noise_cv([c for c in candidates if c.n >= 2])
+    cv = noise_cv(candidates)  # pooled over those measured more than once
     return cv is not None and cv > NOISY_CV
