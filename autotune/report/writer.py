@@ -4,6 +4,7 @@ trial."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ FAILURES_FILE = "failures.txt"
 def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / ".write-test"
+        probe = run_dir / f".write-test-{os.getpid()}"  # array tasks may probe one folder at once
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
@@ -34,12 +35,18 @@ def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
 def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
     base = Path(results_dir) / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+    _check_writable(base.parent, Path(results_dir), "--results-dir")
     run_dir, n = base, 1
-    while run_dir.exists():
-        n += 1
-        run_dir = base.with_name(f"{base.name}-{n}")
-    _check_writable(run_dir, Path(results_dir), "--results-dir")
-    return run_dir
+    while True:  # claimed by creating it: array tasks starting in the same second get one each
+        try:
+            run_dir.mkdir()
+            return run_dir
+        except FileExistsError:
+            n += 1
+            run_dir = base.with_name(f"{base.name}-{n}")
+        except OSError as exc:
+            raise OptionsError(f"--results-dir {results_dir} is not writable"
+                               f" ({exc.strerror or exc})") from None
 
 
 def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
