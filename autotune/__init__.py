@@ -5,8 +5,9 @@ from autotune.recipe.model import Recipe, load_recipe
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.tuner import TuneResult, tune
 from autotune.transfer.device_loader import DeviceLoader
+from autotune import verify  # callable: autotune.verify(run_dir_or_recipe, ...)
 from autotune.workload.base import Workload
 
 __version__ = "0.1.0"
 __all__ = ["AutotuneError", "DeviceLoader", "Recipe", "RecipeError", "TuneResult",
-           "TuningInterrupted", "Workload", "WorkloadError", "load_recipe", "tune"]
+           "TuningInterrupted", "Workload", "WorkloadError", "load_recipe", "tune", "verify"]

@@ -25,9 +25,21 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+# Started by Python's multiprocessing the first time a test spawns processes (the rank tests do),
+# they live until the session ends: not workers a test left behind.
+SESSION_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _session_helper(proc: psutil.Process) -> bool:
+    try:
+        return any(helper in " ".join(proc.cmdline()) for helper in SESSION_HELPERS)
+    except psutil.Error:
+        return False
+
+
 def children() -> list[psutil.Process]:
     return [p for p in psutil.Process(os.getpid()).children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE]
+            and p.status() != psutil.STATUS_ZOMBIE and not _session_helper(p)]
 
 
 def pytest_collection_modifyitems(config, items):

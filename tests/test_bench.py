@@ -23,7 +23,8 @@ TINY = workloads.BenchWorkload("tiny", "sim:cpu_ms=0.5,io_ms=1,step_ms=10,batch=
 def test_bench_writes_markdown_and_json(tmp_path, monkeypatch):
     monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
     opts = BenchOptions(quick=True, max_workers=1, budget_s=10, rounds=2, device="cpu",
-                        sbs_min_steps=4, sbs_min_seconds=0.2, sbs_max_seconds=1.0, out_dir=tmp_path)
+                        sbs_min_steps=4, sbs_min_seconds=0.2, sbs_max_seconds=1.0, out_dir=tmp_path,
+                        steady_seconds=0.3, steady_rounds=1, settle_s=0.1)
     lines: list[str] = []
     report = run_bench(opts, lines.append, "autotune bench (test)")
     md, js = write_report(report, opts.out_dir, opts.stem)
@@ -34,33 +35,51 @@ def test_bench_writes_markdown_and_json(tmp_path, monkeypatch):
     assert row.key == "tiny" and row.grid_points == 5  # w0, and w1 with each prefetch factor
     assert row.tune_s <= opts.budget_s
     roles = {role for m in row.side_by_side for role in m.roles}
-    assert {"tuned", "tuned (seed 1)", "grid best", "defaults", "heuristic"} <= roles
+    assert {"tuned (seed 0)", "tuned (seed 1)", "tuned (seed 2)", "grid best", "defaults",
+            "heuristic"} <= roles
     for m in row.side_by_side:
         assert len(m.samples_per_s) == opts.rounds
+    # Three tunings, all kept; the flat figures are the worst of them.
+    assert [t.seed for t in row.tunings] == [0, 1, 2] and data.tunings == 3
+    assert row.tuned_vs_grid == min(t.tuned_vs_grid for t in row.tunings)
+    assert row.tune_s == max(t.tune_s for t in row.tunings)
     assert row.tuned_vs_grid == pytest.approx(row.tuned_samples_per_s / row.grid_best_samples_per_s,
                                               rel=1e-3)
+    for t in row.tunings:  # every tuned configuration verified in a steady loop, one round each
+        assert len(t.verified_rounds) == 1 and t.verified_samples_per_s is not None
+        assert t.recorded_vs_verified == pytest.approx(
+            (t.recorded_samples_per_s - t.verified_samples_per_s) / t.verified_samples_per_s, abs=1e-3)
+    assert abs(row.recorded_vs_verified) == max(abs(t.recorded_vs_verified) for t in row.tunings)
     assert set(row.targets) == {"tuned_vs_grid", "within_budget", "tune_share_of_grid",
-                                "compute_bound_few_workers", "beyond_cores_when_faster", "stable"}
+                                "compute_bound_few_workers", "beyond_cores_when_faster", "stable",
+                                "recorded_vs_verified"}
     assert row.targets["compute_bound_few_workers"] is True  # max_workers=1: it cannot be more
 
     text = md.read_text()
-    assert "| workload | tuned | grid best | tuned / grid best |" in text
+    assert "| workload | tuned (worst) | grid best | tuned / grid best |" in text
+    assert "recorded vs verified" in text
     assert "| tiny |" in text and "### tiny" in text
     assert any(line.startswith("[tiny] grid: 5 points") for line in lines)
 
 
 def test_targets_apply_only_where_they_mean_something():
     base = dict(tuned_vs_grid=0.98, tune_s=20, budget_s=60, grid_s=200, grid_exhaustive=True,
-                tuned_workers=5, usable_cpus=2, compute_bound=False, beyond_cores_faster=True,
-                stability_diff=0.01)
+                tuned_workers=[5, 6, 5], usable_cpus=2, compute_bound=False,
+                beyond_cores_faster=True, stability_diff=0.01, recorded_vs_verified=-0.03)
     assert evaluate(**base) == {"tuned_vs_grid": True, "within_budget": True,
                                 "tune_share_of_grid": True, "compute_bound_few_workers": None,
-                                "beyond_cores_when_faster": True, "stable": True}
-    worse = evaluate(**{**base, "tuned_vs_grid": 0.9, "tune_s": 61, "tuned_workers": 2,
-                        "compute_bound": True, "stability_diff": None})
+                                "beyond_cores_when_faster": True, "stable": True,
+                                "recorded_vs_verified": True}
+    worse = evaluate(**{**base, "tuned_vs_grid": 0.9, "tune_s": 61, "tuned_workers": [2, 1, 2],
+                        "compute_bound": True, "stability_diff": None,
+                        "recorded_vs_verified": 0.051})
     assert worse == {"tuned_vs_grid": False, "within_budget": False, "tune_share_of_grid": False,
                      "compute_bound_few_workers": True, "beyond_cores_when_faster": False,
-                     "stable": None}
+                     "stable": None, "recorded_vs_verified": False}
+    # Worker targets hold for every tuning: one of three beyond the budget fails them.
+    mixed = evaluate(**{**base, "tuned_workers": [1, 3, 1], "compute_bound": True})
+    assert mixed["compute_bound_few_workers"] is False and mixed["beyond_cores_when_faster"] is False
+    assert evaluate(**{**base, "recorded_vs_verified": None})["recorded_vs_verified"] is None
     reduced = evaluate(**{**base, "grid_exhaustive": False, "beyond_cores_faster": False})
     assert reduced["tune_share_of_grid"] is None and reduced["beyond_cores_when_faster"] is None
 

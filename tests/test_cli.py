@@ -36,7 +36,9 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     assert result.exit_code == 0, result.output
     recipe = autotune.load_recipe(out)
     assert recipe.measured.trials == 3
-    assert recipe.measured.samples_per_s >= recipe.measured.baseline_samples_per_s * 0.9
+    assert recipe.workload["spec"] == QUICK_SIM  # what `autotune verify` rebuilds it from
+    # Rates only exist: how the tuned one compares with the defaults is the bench's claim.
+    assert recipe.measured.samples_per_s > 0 and recipe.measured.baseline_samples_per_s > 0
     assert recipe.measured.tuning_s <= 40 + 8  # budget, plus finishing the last burst
     run_dir = next((tmp_path / "results" / "runs").iterdir())
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",

@@ -54,6 +54,12 @@ def _run_dir(tmp_path: Path) -> Path:
     return run_dir
 
 
+def _measured_yet(tmp_path: Path) -> bool:
+    """A trial is stored: the runs folder can exist a moment before the run folder inside it."""
+    runs = tmp_path / "runs"
+    return runs.is_dir() and any(runs.iterdir()) and bool(_stored_trials(_run_dir(tmp_path)))
+
+
 def _stored_trials(run_dir: Path):
     journal = str(run_dir / "study.journal")
     names = optuna.study.get_all_study_names(make_storage(journal))
@@ -66,8 +72,7 @@ def test_sigkill_of_a_worker_mid_burst_fails_that_trial_only(tmp_path):
     proc = _start(tmp_path, "--trials", "3")
     seen: set[int] = set()
     # Trial 0 (no workers) comes after the probes, whose loaders start workers of their own.
-    _wait_for(lambda: (tmp_path / "runs").is_dir() and _stored_trials(_run_dir(tmp_path)),
-              "a measured trial", proc)
+    _wait_for(lambda: _measured_yet(tmp_path), "a measured trial", proc)
     _wait_for(lambda: _workers(proc, seen), "a burst with workers", proc)
     time.sleep(0.1)  # inside the burst: start-up, warm-up and a window of at least 0.5 s
     victim = _workers(proc, seen)[0].pid
@@ -84,8 +89,7 @@ def test_sigkill_of_a_worker_mid_burst_fails_that_trial_only(tmp_path):
 def test_ctrl_c_keeps_what_was_measured_and_resume_finishes(tmp_path):
     proc = _start(tmp_path, "--trials", "3", new_session=True)
     seen: set[int] = set()
-    _wait_for(lambda: (tmp_path / "runs").is_dir() and _stored_trials(_run_dir(tmp_path)),
-              "a measured trial", proc)
+    _wait_for(lambda: _measured_yet(tmp_path), "a measured trial", proc)
     _wait_for(lambda: _workers(proc, seen), "the next burst with workers", proc)
     time.sleep(0.3)
     os.killpg(proc.pid, signal.SIGINT)  # the whole foreground group, workers included

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autotune.search.choose import group
-from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, NOISY_MEASUREMENTS, fewer_workers,
-                                     out_of_band, rounds, to_confirm, too_noisy)
+from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, fewer_workers, out_of_band,
+                                     rounds, still_tied, to_confirm)
 from autotune.search.stopping import CEILING_GAP, StopRules
 from autotune.search.trial import FAILED, Trial
 from autotune.space.space import SearchSpace
@@ -70,10 +70,12 @@ def test_a_candidate_measured_far_behind_is_not_measured_again():
     assert not out_of_band(cfg(5), measured)  # never measured: it must be, once
 
 
-def test_a_third_round_only_where_two_measurements_cannot_resolve_the_choice():
+def test_another_round_only_while_the_noise_cannot_tell_the_tied_candidates_apart():
     quiet = group(trials((cfg(3), 500), (cfg(3), 505), (cfg(2), 495), (cfg(2), 498)))
-    assert not too_noisy(quiet)
+    assert still_tied(quiet) == []  # a band of about 2 x 0.7%: the choice is sound
     noisy = group(trials((cfg(3), 500), (cfg(3), 540), (cfg(2), 470), (cfg(2), 510)))
-    assert too_noisy(noisy)
-    order = rounds([cfg(3), cfg(2)], {cfg(3): 2, cfg(2): 2}, NOISY_MEASUREMENTS)
+    assert set(still_tied(noisy)) == {cfg(3), cfg(2)}  # ~6% noise: tied on a ~11% band
+    order = rounds([cfg(3), cfg(2)], {cfg(3): 2, cfg(2): 2}, 3)
     assert order == [cfg(3), cfg(2)]
+    apart = group(trials((cfg(3), 500), (cfg(3), 540), (cfg(2), 300), (cfg(2), 320)))
+    assert still_tied(apart) == []  # far behind even on that band: nothing to resolve

@@ -7,6 +7,15 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from autotune.burst.runner import BurstSettings
+from autotune.verify.steady import SETTLE_S
+
+# The bench's recorded-vs-verified check: each distinct tuned configuration measured steadily in
+# this many alternating windows of this many seconds (--quick: shorter windows). Two 10 s windows
+# are 20 s of steady measurement per configuration, at a third of the cost of three 20 s windows,
+# which the full run's time cannot afford for seven workloads x up to three configurations.
+VERIFY_SECONDS, VERIFY_SECONDS_QUICK, VERIFY_ROUNDS = 10.0, 5.0, 2
+# The accuracy table: burst median of 3 against a 20 s steady measurement, median of 3.
+ACCURACY_SECONDS, ACCURACY_SECONDS_QUICK, ACCURACY_ROUNDS, ACCURACY_ROUNDS_QUICK = 20.0, 5.0, 3, 2
 
 
 class BenchOptions(BaseModel):
@@ -16,9 +25,10 @@ class BenchOptions(BaseModel):
     workloads: list[str] | None = Field(None, description="bench workload keys (default: all, or the quick ones)")
     budget_s: float = Field(60.0, gt=0, description="the tuner's wall-clock budget, its default")
     rounds: int = Field(3, ge=2, description="side-by-side rounds (each measures every configuration once)")
-    stability: bool = Field(True, description="tune each workload a second time (another seed) and compare")
+    tunings: int = Field(3, ge=1, description="tunings per workload (seeds 0, 1, ...); the worst is reported")
     device: str = "auto"
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers for tuner and grid alike")
+    full_grid: bool = Field(False, description="every valid point, none of the workloads' knobs held off")
     out_dir: Path = Path("results/bench")
 
     # The side-by-side bursts are longer than a tuner trial's: they produce the quoted ratios.
@@ -26,11 +36,61 @@ class BenchOptions(BaseModel):
     sbs_min_seconds: float = Field(1.0, gt=0)
     sbs_max_seconds: float = Field(4.0, gt=0)
 
+    # Recorded vs verified: the tuned configurations' steady measurement (autotune.verify.steady).
+    steady_seconds: float | None = Field(None, gt=0, description="each steady window (default 10 s, --quick 5 s)")
+    steady_rounds: int | None = Field(None, ge=1, description="alternating steady windows per configuration (default 2)")
+    settle_s: float = Field(SETTLE_S, ge=0)
+
     def side_by_side_settings(self) -> BurstSettings:
         return BurstSettings(min_steps=self.sbs_min_steps, min_seconds=self.sbs_min_seconds,
                              max_seconds=self.sbs_max_seconds)
 
     @property
+    def seeds(self) -> list[int]:
+        return list(range(self.tunings))
+
+    @property
+    def verify_seconds(self) -> float:
+        if self.steady_seconds is not None:
+            return self.steady_seconds
+        return VERIFY_SECONDS_QUICK if self.quick else VERIFY_SECONDS
+
+    @property
+    def verify_rounds(self) -> int:
+        return self.steady_rounds if self.steady_rounds is not None else VERIFY_ROUNDS
+
+    @property
     def stem(self) -> str:
         """File name of the results: the quick run does not overwrite the full one."""
         return "bench-quick" if self.quick else "bench"
+
+
+class AccuracyOptions(BaseModel):
+    """`autotune bench --accuracy`: burst rates against steady rates, configuration by configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quick: bool = False
+    workloads: list[str] | None = None
+    configs: list[str] | None = Field(None, description="configuration labels, e.g. 'w8 pf4 persist'")
+    steady_seconds: float | None = Field(None, gt=0)
+    rounds: int | None = Field(None, ge=1, description="bursts and steady windows per configuration")
+    settle_s: float = Field(SETTLE_S, ge=0)
+    device: str = "auto"
+    out_dir: Path = Path("results/bench")
+
+    @property
+    def seconds(self) -> float:
+        if self.steady_seconds is not None:
+            return self.steady_seconds
+        return ACCURACY_SECONDS_QUICK if self.quick else ACCURACY_SECONDS
+
+    @property
+    def measure_rounds(self) -> int:
+        if self.rounds is not None:
+            return self.rounds
+        return ACCURACY_ROUNDS_QUICK if self.quick else ACCURACY_ROUNDS
+
+    @property
+    def stem(self) -> str:
+        return "accuracy-quick" if self.quick else "accuracy"

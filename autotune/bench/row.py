@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
 from autotune.bench.compare import Series
 from autotune.bench.grid import GridRun
-from autotune.bench.model import BenchRow, MeasuredConfig
+from autotune.bench.model import BenchRow, MeasuredConfig, TuningRecord
 from autotune.bench.targets import beyond_cores_faster, evaluate
 from autotune.bench.workloads import BenchWorkload
+from autotune.bench.worst import TuningFigures, worst_of
 from autotune.search.trial import REJECTED, trial_counts
 from autotune.search.tuner import TuneResult
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
-# The roles a configuration can play in the side-by-side run.
-TUNED, SECOND, GRID_BEST, GRID_SECOND = "tuned", "tuned (seed 1)", "grid best", "grid second"
+# The roles a configuration can play in the side-by-side run (and tuned_role(seed) for each tuning).
+GRID_BEST, GRID_SECOND = "grid best", "grid second"
 DEFAULTS, HEURISTIC = "defaults", "heuristic"
+
+
+def tuned_role(seed: int) -> str:
+    return f"tuned (seed {seed})"
 
 
 @dataclass
@@ -23,13 +29,14 @@ class WorkloadRun:
     bench: BenchWorkload
     budget_s: float
     usable_cpus: int
-    tuned: TuneResult
-    second: TuneResult | None
+    tunings: list[tuple[int, TuneResult]]  # (seed, its result), in seed order
     grid: GridRun
     grid_covers: str
     grid_exhaustive: bool
     roles: dict[str, LoaderConfig]
     series: dict[LoaderConfig, Series]  # the side-by-side measurements, per distinct config
+    # The steady measurement of each distinct tuned configuration (rates per round).
+    verified: dict[LoaderConfig, list[float]] = field(default_factory=dict)
 
     def mean(self, role: str) -> float:
         return self.series[self.roles[role]].mean
@@ -38,6 +45,10 @@ class WorkloadRun:
         """The faster, re-measured side by side, of the grid's two fastest points."""
         top = [self.roles[r] for r in (GRID_BEST, GRID_SECOND) if r in self.roles]
         return max(top, key=lambda c: self.series[c].mean)
+
+    def verified_median(self, config: LoaderConfig) -> float | None:
+        rates = self.verified.get(config)
+        return statistics.median(rates) if rates else None
 
 
 def roles_by_config(roles: dict[str, LoaderConfig]) -> dict[LoaderConfig, list[str]]:
@@ -55,57 +66,102 @@ def _side_by_side(run: WorkloadRun) -> list[MeasuredConfig]:
             for c, s in run.series.items()]
 
 
+def figures(run: WorkloadRun) -> list[TuningFigures]:
+    grid_rate = run.series[run.grid_best()].mean
+    return [TuningFigures(seed=seed, config=result.config, tune_s=result.elapsed_s,
+                          recorded_samples_per_s=result.recipe.measured.samples_per_s,
+                          side_by_side_samples_per_s=run.mean(tuned_role(seed)),
+                          grid_best_samples_per_s=grid_rate,
+                          verified_samples_per_s=run.verified_median(result.config))
+            for seed, result in run.tunings]
+
+
+def _ceiling_share(result: TuneResult, rate: float) -> float | None:
+    ceilings = result.ceilings
+    bound = ceilings.bound_at(result.config.num_workers) if ceilings is not None else None
+    return None if not bound else round(rate / bound, 3)
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _record(run: WorkloadRun, seed: int, result: TuneResult, fig: TuningFigures,
+            worst_in: list[str]) -> TuningRecord:
+    m, counts = result.recipe.measured, trial_counts(result.trials)
+    rate = fig.side_by_side_samples_per_s
+    return TuningRecord(
+        seed=seed, tuned=result.config.label(), params=result.config.as_dict(),
+        tune_s=round(result.elapsed_s, 2), stop=result.stop_reason, trials=counts["trials"],
+        remeasured=counts["remeasured"], pruned=counts["pruned"], noise_pct=m.noise_pct,
+        recorded_samples_per_s=round(fig.recorded_samples_per_s, 2),
+        side_by_side_samples_per_s=round(rate, 2), tuned_vs_grid=round(fig.tuned_vs_grid, 4),
+        speedup_vs_defaults=round(rate / run.mean(DEFAULTS), 3),
+        speedup_vs_heuristic=round(rate / run.mean(HEURISTIC), 3),
+        verified_samples_per_s=_round(fig.verified_samples_per_s, 2),
+        verified_rounds=[round(r, 2) for r in run.verified.get(result.config, [])],
+        recorded_vs_verified=_round(fig.recorded_vs_verified),
+        device_ceiling_samples_per_s=m.device_ceiling_samples_per_s,
+        loader_ceiling_samples_per_s=m.loader_ceiling_samples_per_s,
+        ceiling_share=_ceiling_share(result, rate), worst_in=worst_in)
+
+
 def bench_row(run: WorkloadRun) -> BenchRow:
-    tuned, grid_best = run.tuned, run.grid_best()
-    config = run.roles[TUNED]
-    rate, grid_rate = run.mean(TUNED), run.series[grid_best].mean
-    stability = None
-    if SECOND in run.roles:
-        other = run.mean(SECOND)
-        stability = abs(rate - other) / max(rate, other)
-    ceilings, m = tuned.ceilings, tuned.recipe.measured
-    bound = ceilings.bound_at(config.num_workers) if ceilings is not None else None
-    counts = trial_counts(tuned.trials)
+    grid_best = run.grid_best()
+    grid_rate = run.series[grid_best].mean
+    figs = figures(run)
+    worst = worst_of(figs)
+    results = dict(run.tunings)
+    records = {f.seed: _record(run, f.seed, results[f.seed], f, worst.roles().get(f.seed, []))
+               for f in figs}
+    low = worst.tuned_vs_grid  # the headline tuning: the one furthest below the grid's best
+    chosen, record = results[low.seed], records[low.seed]
+    slowest = worst.tune_s
+    off = worst.recorded_vs_verified
+    several = len(figs) > 1
     targets = evaluate(
-        tuned_vs_grid=rate / grid_rate, tune_s=tuned.elapsed_s, budget_s=run.budget_s,
+        tuned_vs_grid=low.tuned_vs_grid, tune_s=slowest.tune_s, budget_s=run.budget_s,
         grid_s=run.grid.elapsed_s, grid_exhaustive=run.grid_exhaustive,
-        tuned_workers=config.num_workers, usable_cpus=run.usable_cpus,
-        compute_bound=run.bench.compute_bound, stability_diff=stability,
+        tuned_workers=[f.config.num_workers for f in figs], usable_cpus=run.usable_cpus,
+        compute_bound=run.bench.compute_bound, stability_diff=worst.spread if several else None,
         beyond_cores_faster=beyond_cores_faster(
-            [(p.config.num_workers, p.samples_per_s) for p in run.grid.ranked()], run.usable_cpus))
+            [(p.config.num_workers, p.samples_per_s) for p in run.grid.ranked()], run.usable_cpus),
+        recorded_vs_verified=None if off is None else off.recorded_vs_verified)
     bw = run.bench
     return BenchRow(
         key=bw.key, spec=bw.spec, what=bw.what, held_out=bw.held_out,
         compute_bound=bw.compute_bound, usable_cpus=run.usable_cpus,
-        tuned=config.label(), tuned_workers=config.num_workers,
+        tuned=low.config.label(), tuned_seed=low.seed, tuned_workers=low.config.num_workers,
         grid_best=grid_best.label(), grid_best_workers=grid_best.num_workers,
-        tuned_samples_per_s=round(rate, 2), grid_best_samples_per_s=round(grid_rate, 2),
-        tuned_vs_grid=round(rate / grid_rate, 4), tune_s=round(tuned.elapsed_s, 2),
-        budget_s=run.budget_s, grid_s=round(run.grid.elapsed_s, 2),
-        grid_points=len(run.grid.points), grid_covers=run.grid_covers,
+        tuned_samples_per_s=round(low.side_by_side_samples_per_s, 2),
+        grid_best_samples_per_s=round(grid_rate, 2), tuned_vs_grid=round(low.tuned_vs_grid, 4),
+        tune_s=round(slowest.tune_s, 2), tune_s_seed=slowest.seed, budget_s=run.budget_s,
+        grid_s=round(run.grid.elapsed_s, 2), grid_points=len(run.grid.points),
+        grid_covers=run.grid_covers,
         grid_rejected=sum(1 for p in run.grid.points if p.status == REJECTED),
-        tune_share_of_grid=round(tuned.elapsed_s / run.grid.elapsed_s, 4),
+        tune_share_of_grid=round(slowest.tune_s / run.grid.elapsed_s, 4),
         defaults_samples_per_s=round(run.mean(DEFAULTS), 2),
         heuristic_samples_per_s=round(run.mean(HEURISTIC), 2),
-        speedup_vs_defaults=round(rate / run.mean(DEFAULTS), 3),
-        speedup_vs_heuristic=round(rate / run.mean(HEURISTIC), 3),
-        device_ceiling_samples_per_s=m.device_ceiling_samples_per_s,
-        loader_ceiling_samples_per_s=m.loader_ceiling_samples_per_s,
-        ceiling_share=None if not bound else round(rate / bound, 3),
-        tuner_trials=counts["trials"], tuner_remeasured=counts["remeasured"],
-        tuner_pruned=counts["pruned"], tuner_noise_pct=m.noise_pct, tuner_stop=tuned.stop_reason,
-        second_tuned=None if run.second is None else run.second.config.label(),
-        stability_diff=None if stability is None else round(stability, 4),
-        side_by_side=_side_by_side(run), targets=targets)
+        speedup_vs_defaults=record.speedup_vs_defaults,
+        speedup_vs_heuristic=record.speedup_vs_heuristic,
+        device_ceiling_samples_per_s=record.device_ceiling_samples_per_s,
+        loader_ceiling_samples_per_s=record.loader_ceiling_samples_per_s,
+        ceiling_share=record.ceiling_share,
+        tuner_trials=record.trials, tuner_remeasured=record.remeasured,
+        tuner_pruned=record.pruned, tuner_noise_pct=record.noise_pct, tuner_stop=chosen.stop_reason,
+        recorded_samples_per_s=None if off is None else round(off.recorded_samples_per_s, 2),
+        verified_samples_per_s=_round(None if off is None else off.verified_samples_per_s, 2),
+        recorded_vs_verified=_round(None if off is None else off.recorded_vs_verified),
+        recorded_vs_verified_seed=None if off is None else off.seed,
+        stability_diff=round(worst.spread, 4) if several else None,
+        tunings=[records[f.seed] for f in figs], side_by_side=_side_by_side(run), targets=targets)
 
 
-def default_roles(tuned: TuneResult, second: TuneResult | None, grid: GridRun,
+def default_roles(tunings: list[tuple[int, TuneResult]], grid: GridRun,
                   heuristic: LoaderConfig) -> dict[str, LoaderConfig]:
     ranked = grid.ranked()
-    roles = {TUNED: tuned.config, GRID_BEST: ranked[0].config, DEFAULTS: PYTORCH_DEFAULTS,
-             HEURISTIC: heuristic}
+    roles = {tuned_role(seed): result.config for seed, result in tunings}
+    roles.update({GRID_BEST: ranked[0].config, DEFAULTS: PYTORCH_DEFAULTS, HEURISTIC: heuristic})
     if len(ranked) > 1:
         roles[GRID_SECOND] = ranked[1].config
-    if second is not None:
-        roles[SECOND] = second.config
     return roles

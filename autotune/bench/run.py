@@ -1,11 +1,15 @@
-"""One bench run: per workload, the tuner (twice), the grid, and a side-by-side re-measurement of
-the tuned configuration, the grid's two fastest, PyTorch defaults and the usual heuristic."""
+"""One bench run: per workload, the tuner (three times, seeds 0, 1, 2), the grid, a side-by-side
+re-measurement of the tuned configurations, the grid's two fastest, PyTorch defaults and the usual
+heuristic, and a steady measurement of the tuned configurations (autotune.verify.steady, not the
+burst runner) to check the rate each recipe recorded."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict
 from typing import Callable
+
+import torch
 
 from autotune import environment
 from autotune.bench.compare import side_by_side
@@ -21,6 +25,7 @@ from autotune.search.tuner import TuneResult, batch_mib, build_space, probe_batc
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import SearchSpace
+from autotune.verify.steady import SteadyResult, alternate
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
 from autotune.workload.options import WorkloadOptions
@@ -41,39 +46,67 @@ def _tune(workload: Workload, opts: BenchOptions, seed: int, ram_budget_mib: flo
                 max_workers=opts.max_workers, ram_budget_mib=ram_budget_mib, results_dir=None)
 
 
+def held_off(bw: BenchWorkload, opts: BenchOptions, device_type: str) -> tuple[str, ...]:
+    """The knobs the grid holds off: the workload's own (unless --full-grid), and --quick's."""
+    own = () if opts.full_grid else bw.held_off(device_type)
+    return tuple(dict.fromkeys(own + (QUICK_OFF if opts.quick else ())))
+
+
+def verify_tunings(workload: Workload, device: torch.device, tunings: list[tuple[int, TuneResult]],
+                   opts: BenchOptions, log: Log, key: str) -> dict[LoaderConfig, list[float]]:
+    """Each distinct tuned configuration measured steadily, alternating, in a plain training loop."""
+    distinct = list(dict.fromkeys(result.config for _, result in tunings))
+
+    def on_result(r: int, result: SteadyResult) -> None:
+        log(f"[{key}] steady {r + 1}/{opts.verify_rounds}: {result.config.label()}"
+            f" {result.samples_per_s:.1f} samples/s")
+
+    try:
+        return alternate(workload, device, distinct, opts.verify_seconds, opts.verify_rounds,
+                         settle_s=opts.settle_s, on_result=on_result)
+    except Exception as exc:  # the bench's other figures stand; this column shows n/a
+        log(f"[{key}] steady measurement failed: {type(exc).__name__}: {exc}")
+        return {}
+
+
 def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
     cpus = usable_cpus().count
     workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
     ram_budget = default_ram_budget_mib()  # one budget for the tuner and the grid alike
-    log(f"[{bw.key}] tuning (budget {opts.budget_s:.0f}s) ...")
-    tuned = _tune(workload, opts, seed=0, ram_budget_mib=ram_budget)
-    log(f"[{bw.key}] tuned: {tuned.config.label()} in {tuned.elapsed_s:.1f}s"
-        f" ({tuned.stop_reason})")
-    second = _tune(workload, opts, seed=1, ram_budget_mib=ram_budget) if opts.stability else None
-    if second is not None:
-        log(f"[{bw.key}] second tuning (seed 1): {second.config.label()} in {second.elapsed_s:.1f}s")
+    tunings: list[tuple[int, TuneResult]] = []
+    for seed in opts.seeds:
+        log(f"[{bw.key}] tuning, seed {seed} (budget {opts.budget_s:.0f}s) ...")
+        result = _tune(workload, opts, seed=seed, ram_budget_mib=ram_budget)
+        log(f"[{bw.key}] tuned (seed {seed}): {result.config.label()} in {result.elapsed_s:.1f}s"
+            f" ({result.stop_reason}); recorded {result.recipe.measured.samples_per_s:.1f} samples/s")
+        tunings.append((seed, result))
+    device = tunings[0][1].device
 
     batch = probe_batch(workload)
-    space = build_space(batch, tuned.device, opts.max_workers)
+    space = build_space(batch, device, opts.max_workers)
     guard = MemoryGuard(ram_budget, batch_mib(batch))
     del batch
-    off = tuple(dict.fromkeys(bw.grid_off + (QUICK_OFF if opts.quick else ())))
+    off = held_off(bw, opts, device.type)
     covers = coverage(space, off)
     configs = grid_configs(space, off)
+    # Exhaustive: nothing of the tuner's space held off (a knob that cannot apply here holds
+    # nothing off: channels_last on non-image batches).
+    exhaustive = len(configs) == sum(1 for _ in space.grid())
     log(f"[{bw.key}] grid: {len(configs)} points ({covers}) ...")
-    grid = run_grid(workload, tuned.device, configs, BurstOptions().settings(), usable_cpus=cpus,
+    grid = run_grid(workload, device, configs, BurstOptions().settings(), usable_cpus=cpus,
                     guard=guard)
     if not grid.ranked():
         raise WorkloadError(f"bench workload {bw.key}: no grid point could be measured")
     log(f"[{bw.key}] grid done in {grid.elapsed_s:.0f}s; best {grid.ranked()[0].config.label()}")
 
-    roles = default_roles(tuned, second, grid, heuristic(space, cpus))
+    roles = default_roles(tunings, grid, heuristic(space, cpus))
     distinct = list(dict.fromkeys(roles.values()))
     log(f"[{bw.key}] side by side: {len(distinct)} configurations x {opts.rounds} rounds ...")
-    series = side_by_side(workload, tuned.device, distinct, opts.side_by_side_settings(),
-                          opts.rounds, usable_cpus=cpus)
-    return bench_row(WorkloadRun(bw, opts.budget_s, cpus, tuned, second, grid, covers, not off,
-                                 roles, series))
+    series = side_by_side(workload, device, distinct, opts.side_by_side_settings(), opts.rounds,
+                          usable_cpus=cpus)
+    verified = verify_tunings(workload, device, tunings, opts, log, bw.key)
+    return bench_row(WorkloadRun(bw, opts.budget_s, cpus, tunings, grid, covers, exhaustive,
+                                 roles, series, verified))
 
 
 def run_bench(opts: BenchOptions, log: Log, command: str) -> BenchReport:
@@ -83,4 +116,7 @@ def run_bench(opts: BenchOptions, log: Log, command: str) -> BenchReport:
                        environment=environment.collect(resolve_device(opts.device)),
                        tuner_budget_s=opts.budget_s, burst=BurstOptions().model_dump(),
                        side_by_side_burst=asdict(opts.side_by_side_settings()), rounds=opts.rounds,
+                       tunings=opts.tunings,
+                       verify={"seconds": opts.verify_seconds, "rounds": opts.verify_rounds,
+                               "settle_s": opts.settle_s},
                        total_s=round(time.perf_counter() - t0, 1), rows=rows)

@@ -6,17 +6,29 @@ On a machine with C usable CPUs (and a step that leaves the CPU free, like a GPU
   slow-accelerator  the step is slow: any worker keeps up, so the best is the cheapest (1 worker);
   large-items       768 KiB items: moving batches between processes is the cost that matters;
   demo              the real JPEG decode + augment pipeline training a small CNN on the CPU;
-  held-out          mid-sized image items with a little storage latency and a moderate step;
-                    not run while the tuner was developed.
+  photos            a second real JPEG pipeline, unlike the demo: camera-size sources (1024-1600
+                    px), resize + random crop to 128 px + flip + colour jitter, batches of 24 and
+                    (without a GPU) a 30 ms emulated accelerator step that leaves the CPUs to the
+                    decode-heavy loader;
+  held-out          a little main-thread work per step beside CPU and storage cost per item; not
+                    run while the tuner was developed.
 
 Each full run holds one workload out; once run, it is seen, and a fresh one replaces it. The seen
-ones stay available with `--workloads` (off by default, to keep the full run under 30 minutes):
+ones stay available with `--workloads` (off by default, to keep the full run's time down):
   mixed             CPU and storage cost mixed (held out in the first full run);
   cpu-storage-slow  CPU work with a little storage latency and a slow step (held out in the
                     second);
   big-batches       large batches of mid-sized items, CPU and storage latency alike (held out in
                     the third: it showed the host-CPU-ceiling stop rule, since removed, stopping
-                    short of the best).
+                    short of the best);
+  mid-images        mid-sized image items, a little storage latency, a moderate step (held out in
+                    the fourth).
+
+Grids: on the simulated workloads (and on `photos` without a GPU) the step never reads the
+batch's memory layout, so channels_last only adds a copy in the main process; the grid holds it
+off (66 points instead of 130 on 2 CPUs; the tuner still searches it). `demo` and `photos` hold
+persistent_workers off: their epochs are far longer than any burst. `--full-grid` measures every
+valid point.
 """
 
 from __future__ import annotations
@@ -36,34 +48,52 @@ class BenchWorkload:
     quick: bool = False  # part of `autotune bench --quick`
     default: bool = True  # part of the full run (the others only when named with --workloads)
     # Boolean knobs the grid holds off (the tuner still searches them), where the full grid
-    # would cost too much. persistent_workers only acts at an epoch boundary, and the demo's
-    # epoch (800 batches) is far longer than any burst: measuring it on would repeat each point.
+    # would cost too much for what it could show. persistent_workers only acts at an epoch
+    # boundary, and the demo's epoch (800 batches) is far longer than any burst: measuring it on
+    # would repeat each point. channels_last, where the step never reads the layout, only adds a
+    # copy. `--full-grid` ignores these.
     grid_off: tuple[str, ...] = ()
+    grid_off_on_cpu: tuple[str, ...] = ()  # held off as well where the device is the CPU
 
+    def held_off(self, device_type: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.grid_off + (self.grid_off_on_cpu if device_type == "cpu" else ())))
+
+
+# On these the step ignores the memory layout: channels_last is a pure cost, held off the grid.
+LAYOUT_BLIND = ("channels_last",)
 
 BENCH_WORKLOADS = (
     BenchWorkload("cpu-heavy", "sim:cpu_ms=4,step_ms=10,batch=16",
-                  "4 ms of CPU per item: loading is CPU-bound"),
+                  "4 ms of CPU per item: loading is CPU-bound", grid_off=LAYOUT_BLIND),
     BenchWorkload("storage", "sim:cpu_ms=0.2,io_ms=5,step_ms=20,batch=16",
                   "5 ms storage latency per item: workers wait, more than the cores pay off",
-                  quick=True),
+                  quick=True, grid_off=LAYOUT_BLIND),
     BenchWorkload("slow-accelerator", "sim:cpu_ms=1,step_ms=80,batch=16",
-                  "80 ms step: one worker keeps up", compute_bound=True, quick=True),
+                  "80 ms step: one worker keeps up", compute_bound=True, quick=True,
+                  grid_off=LAYOUT_BLIND),
     BenchWorkload("large-items", "sim:cpu_ms=0.5,step_ms=10,batch=16,shape=3x256x256",
-                  "768 KiB items: inter-process copies dominate"),
+                  "768 KiB items: inter-process copies dominate", grid_off=LAYOUT_BLIND),
     BenchWorkload("demo", "demo", "JPEG decode and augmentation, a small CNN trained on the CPU",
                   grid_off=("persistent_workers",)),
-    BenchWorkload("held-out", "sim:cpu_ms=1.2,io_ms=0.5,step_ms=30,batch=32,shape=3x128x128",
-                  "mid-sized image items, a little storage latency, a moderate step; never run"
-                  " while developing", held_out=True),
+    BenchWorkload("photos", "photos",
+                  "camera-size JPEGs, resize + random crop + flip + colour jitter, batches of 24,"
+                  " a 30 ms emulated accelerator step (CPU) or resnet18 (CUDA): decode-bound",
+                  grid_off=("persistent_workers",), grid_off_on_cpu=LAYOUT_BLIND),
+    BenchWorkload("held-out", "sim:cpu_ms=2,io_ms=1.5,step_ms=25,host_ms=4,batch=24,shape=3x48x48",
+                  "CPU and storage cost per item beside 4 ms of main-thread work per step; never"
+                  " run while developing", held_out=True, grid_off=LAYOUT_BLIND),
     BenchWorkload("mixed", "sim:cpu_ms=1.5,io_ms=3,step_ms=25,batch=32",
-                  "CPU and storage cost mixed; held out in the first full run", default=False),
+                  "CPU and storage cost mixed; held out in the first full run", default=False,
+                  grid_off=LAYOUT_BLIND),
     BenchWorkload("cpu-storage-slow", "sim:cpu_ms=2.5,io_ms=1,step_ms=40,batch=16",
                   "CPU work, a little storage latency, a slow step; held out in the second full run",
-                  default=False),
+                  default=False, grid_off=LAYOUT_BLIND),
     BenchWorkload("big-batches", "sim:cpu_ms=0.8,io_ms=2,step_ms=15,batch=64,shape=3x64x64",
                   "large batches of mid-sized items, CPU and storage latency alike; held out in"
-                  " the third full run", default=False),
+                  " the third full run", default=False, grid_off=LAYOUT_BLIND),
+    BenchWorkload("mid-images", "sim:cpu_ms=1.2,io_ms=0.5,step_ms=30,batch=32,shape=3x128x128",
+                  "mid-sized image items, a little storage latency, a moderate step; held out in"
+                  " the fourth full run", default=False, grid_off=LAYOUT_BLIND),
 )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autotune.bench.model import BenchReport
-from autotune.bench.render import to_markdown
+from autotune.bench.model import AccuracyReport, BenchReport
+from autotune.bench.render import accuracy_markdown, to_markdown
 from autotune.errors import OptionsError
 
 
@@ -20,9 +20,17 @@ def check_writable(out_dir: Path) -> None:
         raise OptionsError(f"cannot write to {out_dir}: {exc.strerror or exc}; pass --out DIR") from None
 
 
-def write_report(report: BenchReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
+def _write(markdown: str, json_text: str, out_dir: Path, stem: str) -> tuple[Path, Path]:
     check_writable(out_dir)
     md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
-    md.write_text(to_markdown(report))
-    js.write_text(report.model_dump_json(indent=2) + "\n")
+    md.write_text(markdown)
+    js.write_text(json_text + "\n")
     return md, js
+
+
+def write_report(report: BenchReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
+    return _write(to_markdown(report), report.model_dump_json(indent=2), out_dir, stem)
+
+
+def write_accuracy(report: AccuracyReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
+    return _write(accuracy_markdown(report), report.model_dump_json(indent=2), out_dir, stem)

@@ -31,6 +31,10 @@ class BurstResult:
     # Busy time of an emulated accelerator (simulated workloads, --target-rate) in the window;
     # None for a real device, whose busy share comes from NVML instead.
     device_busy_s: float | None = None
+    # Finished batches waiting in the loader at the window's start and end (backlog.py); the rate
+    # counts their change. None where the loader's state cannot be read.
+    backlog_start: int | None = None
+    backlog_end: int | None = None
 
     @property
     def step_s(self) -> float:

@@ -2,12 +2,16 @@
 
 Timeline of a burst:
   start-up   iter(loader) until the first batch: worker processes start (recorded on its own);
-  warm-up    a few real steps (allocator, cudnn autotuning), then the prefetch buffer is drained:
-             during start-up the workers fill up to num_workers x prefetch_factor batches ahead,
-             and a window that starts on a full buffer reports a rate the loader cannot sustain;
-  window     at least `min_steps` and `min_seconds`, extended until its two halves agree
-             (steady), at most `max_seconds`; a window that never steadies counts at its slower
-             reading;
+  warm-up    a few real steps (allocator, cudnn autotuning), then real steps until the start-up
+             fill has gone through (settle): during start-up the workers fill up to num_workers x
+             prefetch_factor batches ahead, and a window that starts on that fill reports a rate
+             the loader cannot sustain. Draining it by pulls without steps is no cure: an
+             oversubscribed pool's steady state keeps most of its buffer full behind one starved
+             worker, and a drained window spends itself refilling it;
+  window     extended until it is long relative to the batches in flight, the loader's backlog
+             of finished batches is back where it started and its two halves agree (steady), at
+             most `max_seconds`; its rate is what the loader produced in it: consumed samples
+             plus the backlog's change (window.py, backlog.py);
   teardown   workers are shut down so the next burst starts clean; after a failure (a worker that
              raised, was killed or hung) they are killed, so none is left behind.
 
@@ -23,9 +27,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
+from autotune.burst.backlog import ready_batches
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
+from autotune.burst.window import Mark, window_complete, window_rate
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
@@ -68,8 +74,23 @@ def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
             raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
 
 
+def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
+           backlog: Callable[[], int | None], depth: int, limit_s: float) -> None:
+    """Real steps until `depth` batches have gone through since warm-up, so the window starts in
+    the loader's steady state, at most `limit_s`. A buffer still full after the warm-up steps is
+    already steady: the consumer, not the loader, sets the pace."""
+    level = backlog()
+    if level is not None and level >= depth - 1:
+        return
+    t0 = time.perf_counter()
+    for _ in range(depth):
+        if time.perf_counter() - t0 >= limit_s:
+            return
+        run_step(next(batches))
+
+
 def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
-    """Pull ready batches without stepping until a pull has to wait, at most `depth` of them."""
+    """For a loader measured alone (no step): pull ready batches without stepping until a pull has to wait, at most `depth` of them."""
     fastest = float("inf")
     for _ in range(depth):
         t0 = time.perf_counter()
@@ -78,25 +99,6 @@ def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
         if pull > DRAINED_PULL_S and pull > 3 * fastest:
             return
         fastest = min(fastest, pull)
-
-
-def _rate(marks: list[tuple[float, int]], lo: int, hi: int) -> float:
-    (t_lo, s_lo), (t_hi, s_hi) = marks[lo], marks[hi]
-    return (s_hi - s_lo) / max(t_hi - t_lo, 1e-12)
-
-
-def window_rate(marks: list[tuple[float, int]], steady: bool) -> float:
-    """Samples/s of a window given as (time, samples so far) marks, one per step.
-
-    Steady: the whole window. Not steady: the slower of the whole window and its later half, so
-    that a transient never inflates a rate. A buffer not quite drained makes the first half fast
-    (the later half is the truth); a deep buffer still filling takes the CPU from the step and
-    makes the first half slow, and its later half then empties that buffer faster than it can be
-    refilled (measured on the demo: w5 pf8 reads 358/s from the later half of a 3 s window but
-    sustains 319/s over 20 s, against 354/s for w3 pf2)."""
-    steps = len(marks) - 1
-    whole = _rate(marks, 0, steps)
-    return whole if steady else min(whole, _rate(marks, steps // 2, steps))
 
 
 def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
@@ -123,8 +125,9 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
             failed = True
             try:
                 with time_limit(settings.time_limit_s):
-                    result = _measure(workload, config, batches, clock, phase, settings, usable_cpus,
-                                      gpu_sampler, on_progress, samplers, t_begin)
+                    result = _measure(workload, config, batches, lambda: ready_batches(feed.iterator),
+                                      clock, phase, settings, usable_cpus, gpu_sampler, on_progress,
+                                      samplers, t_begin)
                 failed = False
             finally:
                 # Workers first: a failure may have come from them, and nothing below may stop
@@ -140,8 +143,9 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
     return replace(result, duration_s=time.perf_counter() - t_begin)
 
 
-def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], clock: PhaseClock,
-             phase: PhaseHook, settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
+def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
+             backlog: Callable[[], int | None], clock: PhaseClock, phase: PhaseHook,
+             settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
              on_progress: ProgressHook | None, running: list[Any], t_begin: float) -> BurstResult:
     clock.recording = False
     first = next(batches)
@@ -149,12 +153,15 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
     with phase("compute"):
         workload.step(first)
     del first
-    for _ in range(settings.warmup_steps):
-        batch = next(batches)
+
+    def run_step(batch: Any) -> None:
         with phase("compute"):
             workload.step(batch)
+
+    for _ in range(settings.warmup_steps):
+        run_step(next(batches))
+    settle(batches, run_step, backlog, config.prefetch_depth, settings.max_seconds)
     clock.synchronize()
-    drain_prefetched(batches, config.prefetch_depth)
 
     clock.recording = True
     host = HostSampler(usable_cpus)
@@ -165,7 +172,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
     accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
-    marks = [(t_window, 0)]
+    marks = [Mark(t_window, 0, backlog())]
     samples = steps = 0
     last_report = t_window
     steady = False
@@ -176,26 +183,24 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
         steps += 1
         samples += batch_samples(batch, workload.batch_size)
         now = time.perf_counter()
-        marks.append((now, samples))
+        marks.append(Mark(now, samples, backlog()))
         elapsed = now - t_window
         if on_progress is not None and now - last_report >= 0.5:
             last_report = now
             on_progress(elapsed, samples / elapsed)
         if elapsed >= settings.max_seconds:
             break
-        if steps >= settings.min_steps and elapsed >= settings.min_seconds:
-            mid = steps // 2
-            first, second = _rate(marks, 0, mid), _rate(marks, mid, steps)
-            if abs(first - second) <= settings.steady_tolerance * second:
-                steady = True
-                break
+        if window_complete(marks, min_steps=settings.min_steps, min_seconds=settings.min_seconds,
+                           depth=config.prefetch_depth, tolerance=settings.steady_tolerance):
+            steady = True
+            break
     clock.synchronize()
     t_end = time.perf_counter()
-    marks[-1] = (t_end, samples)
+    marks[-1] = Mark(t_end, samples, marks[-1].backlog)
     running.clear()
     host_stats = host.stop()
     gpu_stats = gpu_sampler.stop() if gpu_sampler is not None else None
-    rate = window_rate(marks, steady)
+    rate = window_rate(marks)
     return BurstResult(
         config=config, samples_per_s=rate, steps=steps, samples=samples,
         window_s=t_end - t_window, startup_s=t_first - t_begin, warmup_s=t_window - t_first,
@@ -205,4 +210,5 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any], c
         device_copy_s=clock.device_total("copy"), device_compute_s=clock.device_total("compute"),
         host=host_stats, gpu=gpu_stats,
         device_busy_s=accelerator.busy_s - busy_start if accelerator is not None else None,
+        backlog_start=marks[0].backlog, backlog_end=marks[-1].backlog,
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import bench_cmd, env_cmd, overhead_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd
+from autotune.cli import (bench_cmd, env_cmd, overhead_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd,
+                          verify_cmd)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Tune a PyTorch input pipeline by measuring short training bursts.")
@@ -15,6 +16,7 @@ app.command("slurm")(slurm_cmd.slurm)
 app.command("report")(report_cmd.report)
 app.command("overhead")(overhead_cmd.overhead)
 app.command("bench")(bench_cmd.bench)
+app.command("verify")(verify_cmd.verify)
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from autotune.search.options import TuneOptions
 from autotune.search.tuner import Progress as TuneProgress
 from autotune.search.tuner import TuneResult
 from autotune.search.tuner import tune as run_tuning
+from autotune.verify.source import record_spec
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
 
@@ -56,6 +57,8 @@ def _show(result: TuneResult, out: Path | None) -> None:
                       f" {result.elapsed_s:.0f}s (search stopped: {result.stop_reason or 'n/a'})")
         if m.device_ceiling_samples_per_s is not None:
             console.print(_ceilings_line(m), highlight=False)
+        if m.tied_with:
+            console.print(m.tie_note(result.best.config.label()), highlight=False)
         diagnosis = result.best.diagnosis
         if diagnosis is not None:
             print_diagnosis(diagnosis.bottleneck, diagnosis.reason, diagnosis.recommendations)
@@ -140,6 +143,7 @@ def tune(
         raise option_error(exc) from None
     console.print(f"[bold]autotune[/]: loading workload {workload or 'demo'} ...")
     work = load_workload(workload, wl_options)
+    record_spec(work, workload, wl_options)  # so that `autotune verify` can rebuild it
 
     columns = (TextColumn("[bold]tuning[/] {task.fields[workload]}"), BarColumn(),
                TextColumn("{task.fields[done]} trials"), TimeElapsedColumn(),

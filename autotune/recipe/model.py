@@ -81,6 +81,24 @@ class Measured(BaseModel):
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
+    # Configurations the measurements could not tell apart from the tuned one (it is the cheapest
+    # of them), and the band, in % of the fastest's rate, within which they tie.
+    tied_with: list[str] | None = None
+    tie_band_pct: float | None = None
+    ties_resolved: bool | None = None  # False: the budget ended before measuring could split them
+
+    def tie_note(self, label: str) -> str | None:
+        """One sentence on the configurations tied with the tuned one `label`; None if none."""
+        if not self.tied_with:
+            return None
+        others = ", ".join(f"`{other}`" for other in self.tied_with)
+        noise = "n/a" if self.noise_pct is None else f"{self.noise_pct:.1f}%"
+        said = (f"Tied within noise: `{label}` could not be told apart from {others} (band"
+                f" {self.tie_band_pct:.1f}% of the fastest, burst noise {noise});")
+        if self.ties_resolved:
+            return f"{said} it is the cheapest of them."
+        return (f"{said} the budget ended before more measurements could split them, so it is the"
+                " cheapest of those close to the fastest mean; a longer --budget would settle it.")
 
 
 class Diagnosis(_Strict):

@@ -106,6 +106,8 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
                   f" of its {m.measurements} measurements, the one closest to their mean"
                   f" ({best.samples_per_s:.1f} against {m.samples_per_s:.1f} samples/s, the"
                   " headline figure).", ""]
+    if m.tied_with:
+        lines += [m.tie_note(best.config.label()), ""]
     lines += ["What to do:", ""]
     lines += [f"- {text}" for text in (best.diagnosis.recommendations if best.diagnosis else [])]
     lines += ["", "## Pictures", "",

@@ -2,8 +2,18 @@
 
 Every configuration's measurements are pooled into a Candidate. The noise is estimated from the
 configurations measured more than once, and only those compete: one lucky burst must not win.
-Among them, those whose mean throughput is within noise of the fastest mean are equivalent, and
-the cheapest wins: fewest workers, then smallest prefetch, then least RAM, then no pinning.
+Among them, those whose mean throughput is within noise of the fastest mean are tied, and the
+cheapest wins: fewest workers, then smallest prefetch, then least RAM, then no pinning. Where the
+budget ended before the tie was resolved (band wider than TARGET), the cheapest within TARGET of
+the fastest mean wins instead, and the recipe names the unresolved ties.
+
+"Within noise" is never narrower than the noise measured: the band is Z standard errors of the
+difference of two means, however wide. The confirm phase re-measures tied candidates until that
+band is down to TARGET (or the budget ends), so a wide band means a choice made on too little
+time, and the recipe says which configurations it could not tell apart.
+
+A candidate's mean is over its re-measurements alone when it has any: the search burst that made
+it look fast enough to be re-measured was selected for being high (the winner's curse).
 """
 
 from __future__ import annotations
@@ -12,13 +22,14 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from autotune.search.trial import REJECTED, Trial
+from autotune.search.trial import CONFIRM, REJECTED, Trial
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
-# Differences below FLOOR are never worth more workers; above CAP they are never called noise,
-# however noisy the machine: the choice gives up at most this much throughput for a cheaper pick.
+# Differences below FLOOR are never worth more workers, however precise the measurements.
 TOLERANCE_FLOOR = 0.01
-TOLERANCE_CAP = 0.02
+# The confirm phase measures tied candidates again until the band is this narrow: the most
+# throughput a cheaper pick may give up once measuring has resolved what it can.
+TARGET = 0.02
 Z = 2.0  # standard errors of a difference that still count as "within noise"
 
 
@@ -42,12 +53,18 @@ class Candidate:
         return [t.samples_per_s for t in self.trials]
 
     @property
+    def unbiased(self) -> list[float]:
+        """The re-measurements where there are any (see the module's note), else every rate."""
+        again = [t.samples_per_s for t in self.trials if t.phase == CONFIRM]
+        return again or self.rates
+
+    @property
     def n(self) -> int:
-        return len(self.trials)
+        return len(self.unbiased)
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(self.rates)
+        return statistics.fmean(self.unbiased)
 
     @property
     def peak_pss_mib(self) -> float:
@@ -77,18 +94,21 @@ def noise_cv(candidates: list[Candidate]) -> float | None:
     """Pooled relative standard deviation of one burst; None until something was measured twice."""
     num = dof = 0.0
     for c in candidates:
-        if c.n >= 2 and c.mean > 0:
-            num += (c.n - 1) * (statistics.stdev(c.rates) / c.mean) ** 2
-            dof += c.n - 1
+        # The unbiased rates where two or more: a search burst selected for being high widens
+        # the spread with its luck, not with the machine's noise.
+        rates = c.unbiased if len(c.unbiased) >= 2 else c.rates
+        if len(rates) >= 2 and statistics.fmean(rates) > 0:
+            num += (len(rates) - 1) * (statistics.stdev(rates) / statistics.fmean(rates)) ** 2
+            dof += len(rates) - 1
     return math.sqrt(num / dof) if dof else None
 
 
 def tolerance(cv: float | None, n_a: int, n_b: int) -> float:
-    """How far below the best mean a mean may be and still count as equal."""
+    """How far below the best mean a mean may be and still count as tied: never narrower than
+    the measured noise allows to tell apart."""
     if cv is None:
         return TOLERANCE_FLOOR
-    margin = Z * cv * math.sqrt(1 / max(1, n_a) + 1 / max(1, n_b))
-    return min(TOLERANCE_CAP, max(TOLERANCE_FLOOR, margin))
+    return max(TOLERANCE_FLOOR, Z * cv * math.sqrt(1 / max(1, n_a) + 1 / max(1, n_b)))
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,24 @@ class Choice:
     fastest: Candidate  # highest mean throughput
     equivalent: tuple[Candidate, ...]  # within noise of the fastest, cheapest first
     noise_cv: float | None
+    band: float  # the widest tolerance that admitted a tied candidate (TOLERANCE_FLOOR if none)
+
+    @property
+    def resolved(self) -> bool:
+        """The measurements tell the tied candidates apart to within TARGET."""
+        return self.band <= TARGET
+
+    @property
+    def ties(self) -> tuple[Candidate, ...]:
+        """The other configurations the measurements could not tell apart from the chosen one."""
+        return tuple(c for c in self.equivalent if c is not self.chosen)
+
+    def unresolved(self) -> tuple[Candidate, ...]:
+        """Tied candidates whose band is still wider than TARGET: more measurements could split
+        them from the fastest (the fastest itself included when any is)."""
+        wide = tuple(c for c in self.equivalent if c is not self.fastest
+                     and tolerance(self.noise_cv, self.fastest.n, c.n) > TARGET)
+        return (self.fastest, *wide) if wide else ()
 
 
 def choose(candidates: list[Candidate]) -> Choice | None:
@@ -106,6 +144,11 @@ def choose(candidates: list[Candidate]) -> Choice | None:
         return None
     cv = noise_cv(pool)
     fastest = max(pool, key=lambda c: c.mean)
-    within = tuple(sorted((c for c in pool if c.mean >= fastest.mean * (1 - tolerance(cv, fastest.n, c.n))),
+    bands = {c.config: tolerance(cv, fastest.n, c.n) for c in pool}
+    within = tuple(sorted((c for c in pool if c.mean >= fastest.mean * (1 - bands[c.config])),
                           key=Candidate.cost))
-    return Choice(within[0], fastest, within, cv)
+    band = max((bands[c.config] for c in within if c is not fastest), default=TOLERANCE_FLOOR)
+    # Tied, yet on a band wider than TARGET the tie is a lack of measurements, not a finding of
+    # equal speed: a configuration further below the fastest mean than TARGET is not chosen.
+    chosen = next(c for c in within if c.mean >= fastest.mean * (1 - min(bands[c.config], TARGET)))
+    return Choice(chosen, fastest, within, cv, band)

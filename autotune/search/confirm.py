@@ -6,24 +6,33 @@ patch of the machine hits them all alike: one lucky burst cannot decide alone wh
 configurations compete. One worker fewer than the cheapest of them is added when never tried,
 since the search samples worker counts coarsely and the cheapest equal configuration may sit just
 below.
+
+Then, sequentially: while the choice still has candidates tied with the fastest on a band wider
+than choose.TARGET (the noise measured so far cannot tell them apart), those are measured again,
+alternating, up to MAX_MEASUREMENTS each or the end of the budget. A quiet machine resolves in one
+round; a noisy one gets the measurements its noise calls for.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from autotune.search.choose import Candidate, noise_cv
+from autotune.search.choose import Candidate, choose, noise_cv, tolerance
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 
 BAND = 0.10  # measured within this share of the fastest: close enough that noise may decide
 FASTEST = 2  # re-measured whatever they cost
 MAX_CANDIDATES = 3
-MEASUREMENTS = 2  # per candidate, the search's own measurement included
-# Above this noise of one burst, two measurements each leave the difference of two means with a
-# standard error past the 2% the choice may give up: a third round is taken, time allowing.
-NOISY_CV = 0.03
-NOISY_MEASUREMENTS = 3
+MEASUREMENTS = 2  # per candidate in the first round, the search's own measurement included
+MAX_MEASUREMENTS = 6  # per candidate, however unresolved: the budget has other uses
+# Held back from the search for the sequential rounds: two more rounds of the fastest and one tie.
+TIE_BURSTS = 4
+
+
+def reserved_bursts() -> int:
+    """Re-measurements the search leaves time for: the first round, then the tie rounds."""
+    return (MAX_CANDIDATES + 1) * (MEASUREMENTS - 1) + TIE_BURSTS
 
 
 def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
@@ -63,14 +72,18 @@ def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int],
 
 
 def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
-    """Measured already, and further below the fastest than noise could explain: measuring it
-    again cannot make it a contender."""
+    """Measured already, and further below the fastest than BAND and than noise could explain:
+    measuring it again cannot make it a contender."""
     mine = next((c for c in candidates if c.config == config), None)
     if mine is None:
         return False
-    return mine.mean < (1 - BAND) * max(c.mean for c in candidates)
+    fastest = max(candidates, key=lambda c: c.mean)
+    reach = max(BAND, tolerance(noise_cv(candidates), fastest.n, mine.n))
+    return mine.mean < (1 - reach) * fastest.mean
 
 
-def too_noisy(candidates: list[Candidate]) -> bool:
-    cv = noise_cv(candidates)  # pooled over those measured more than once
-    return cv is not None and cv > NOISY_CV
+def still_tied(candidates: list[Candidate]) -> list[LoaderConfig]:
+    """The configurations to measure once more: the fastest and those tied with it on a band
+    wider than the choice's target; none when the choice is sound."""
+    choice = choose(candidates)
+    return [] if choice is None else [c.config for c in choice.unresolved()]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from autotune.search.choose import TOLERANCE_CAP
+from autotune.search.choose import TARGET
 
 # "Clearly losing": on a busy machine one configuration's bursts scatter by 20% and more, and a
 # window's first second is rougher still, so only a rate below half the best is a safe call.
@@ -80,8 +80,8 @@ class PruneHook:
                                      " window, clearly behind the best trial")
         if self.reach is not None:
             best = best_finished(self.trial.study)
-            if best is not None and self.reach.best_final(elapsed_s, samples_per_s) < (1 - TOLERANCE_CAP) * best:
+            if best is not None and self.reach.best_final(elapsed_s, samples_per_s) < (1 - TARGET) * best:
                 raise optuna.TrialPruned(
                     f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the window: even at"
                     f" the ceiling for the rest of it, it cannot come within"
-                    f" {TOLERANCE_CAP:.0%} of the best trial")
+                    f" {TARGET:.0%} of the best trial")

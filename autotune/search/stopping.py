@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autotune.search.choose import TOLERANCE_CAP
+from autotune.search.choose import TARGET
 from autotune.search.trial import Trial
 
 # "Within a few percent of the device ceiling": a burst carries per-step costs the device probe
@@ -17,7 +17,7 @@ CEILING_GAP = 0.05
 # burst: demo tunings took 32-39 s with four, 31-32 s with three). A gain smaller than what the
 # choice treats as equal (a lucky burst, mostly) does not count.
 PATIENCE = 3
-MIN_GAIN = TOLERANCE_CAP
+MIN_GAIN = TARGET
 
 
 @dataclass

@@ -28,7 +28,7 @@ from autotune.burst.failure import describe_failure, failure_traceback
 from autotune.burst.result import BurstResult
 from autotune.burst.runner import ProgressHook, run_burst
 from autotune.burst.watchdog import time_limit
-from autotune.cluster.ledger import Known, StudyLedger
+from autotune.cluster.ledger import StudyLedger
 from autotune.cluster.ranks import RankGroup, WorkloadFactory
 from autotune.cluster.slurm_env import process_slot
 from autotune.diagnosis import Context, diagnose, explain
@@ -41,8 +41,8 @@ from autotune.profiling.trace import TraceRecord, record_trace
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice, choose, find_baseline, group, pick_best
-from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, NOISY_MEASUREMENTS, out_of_band,
-                                     rounds, to_confirm, too_noisy)
+from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band, reserved_bursts,
+                                     rounds, still_tied, to_confirm)
 from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrupted
 from autotune.search.options import TuneOptions
@@ -63,10 +63,11 @@ from autotune.transfer.device_loader import DeviceLoader, PhaseHook
 from autotune.transfer.move import is_image_batch, iter_tensors
 from autotune.workload.accelerator import with_target_rate
 from autotune.workload.base import Workload
-from autotune.workload.device import resolve_device
+from autotune.workload.device import device_for
 
-# Stop asking once the sampler keeps proposing points already measured: the space is covered.
-MAX_REPEATS_IN_A_ROW = 30
+# A sampler that proposed this many taken points in a row has converged on them (answered with
+# no observation, it would go on): the search continues from the nearest untaken point instead.
+REPEATS_BEFORE_FALLBACK = 3
 # This many failed bursts and not one success, PyTorch's defaults among them: the workload
 # itself is broken, and spending the rest of the budget would only repeat the error.
 BROKEN_AFTER_FAILURES = 3
@@ -129,15 +130,6 @@ class TuneResult:
         return self._recipe().wrap(self.loader(**overrides), self.device)
 
 
-def _pick_device(workload: Workload, requested: str) -> torch.device:
-    if workload.device is None:
-        return resolve_device(requested)
-    if requested != "auto" and resolve_device(requested) != workload.device:
-        raise OptionsError(f"--device {requested} differs from the device the workload's step was"
-                           f" built for ({workload.device}); drop --device or rebuild the workload")
-    return workload.device
-
-
 def probe_batch(workload: Workload, limit_s: float | None = None) -> Any:
     """One batch through the plain loader: shows the input layout and the batch size in bytes.
     None if loading it fails or hangs: the trials then show how, and a workload that fails in
@@ -179,7 +171,7 @@ class Tuner:
         self.on_trial = on_trial
         self.marks = marks
         self.stop = stop or StopSignals()
-        self.device = _pick_device(workload, options.device)
+        self.device = device_for(workload.device, options.device)
         self.cpus = usable_cpus(ranks=options.ranks_per_node).count
         with self.stop.interruptible():
             self.batch = probe_batch(workload, options.burst.time_limit)  # kept for the probes
@@ -228,8 +220,8 @@ class Tuner:
         return self._time_left() >= SAFETY * max(self._durations() or [0.0])
 
     def _confirm_reserve(self) -> float:
-        bursts = (MAX_CANDIDATES + 1) * (MEASUREMENTS - 1)
-        return min(CONFIRM_SHARE * self.options.budget_s, bursts * self._next_burst_estimate())
+        return min(CONFIRM_SHARE * self.options.budget_s,
+                   reserved_bursts() * self._next_burst_estimate())
 
     # -- measuring ----------------------------------------------------------------------------
     def measure(self, config: LoaderConfig, max_seconds: float | None = None,
@@ -323,13 +315,18 @@ class Tuner:
             return None
         return Reach(self.ceilings.device_samples_per_s, window_s)
 
-    def _tell_known(self, trial: optuna.Trial, known: Known) -> None:
+    def _tell_known(self, trial: optuna.Trial) -> None:
         """Measured already (here, before a resume, or by another process sharing the study), or
-        being measured elsewhere: tell the study what is known instead of measuring again."""
-        if known.value is not None:
-            self.study.tell(trial, known.value)
-        else:
-            self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        being measured elsewhere: close the ask without measuring. Told as failed, which samplers
+        and the pruner ignore: the study already holds the point's own trial, and a second
+        complete one would weigh it twice and drop its RAM constraint."""
+        self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+    def _fall_back(self) -> bool:
+        """Enqueue the untaken point nearest the best so far; False when every point is taken."""
+        best = pick_best(self._all_trials())
+        near = best.config if best is not None else PYTORCH_DEFAULTS
+        return self.ledger.enqueue_untaken(self.space.nearest_first(near), self.space.params) is not None
 
     # -- phases -------------------------------------------------------------------------------
     def _probe(self) -> Ceilings | None:
@@ -374,13 +371,14 @@ class Tuner:
         while (reason := self._stop_reason(rules)) is None:
             trial = self.study.ask()
             config = self.space.suggest(trial)
-            known = self.ledger.settle(trial, config)
-            if known is not None:
+            if self.ledger.settle(trial, config) is not None:
                 repeats += 1
-                self._tell_known(trial, known)
-                if repeats >= MAX_REPEATS_IN_A_ROW:
-                    reason = "the sampler only proposes measured points"
-                    break
+                self._tell_known(trial)
+                if repeats >= REPEATS_BEFORE_FALLBACK:
+                    repeats = 0
+                    if not self._fall_back():
+                        reason = "every configuration is measured or being measured"
+                        break
                 continue
             repeats = 0
             done = self._run_trial(config, SEARCH, trial)
@@ -394,15 +392,14 @@ class Tuner:
         if self.stop.requested or self.broken():
             return
         configs = to_confirm(group(self._all_trials()), self.space)
-        if not self._remeasure(configs, MEASUREMENTS):
-            return
-        candidates = group(self._all_trials())
-        if too_noisy(candidates):  # a third round where two cannot resolve the choice's margin
-            self._remeasure(configs, NOISY_MEASUREMENTS)
+        for measurements in range(MEASUREMENTS, MAX_MEASUREMENTS + 1):
+            if not configs or not self._remeasure(configs, measurements):
+                return
+            configs = still_tied(group(self._all_trials()))  # sequential: until the choice is sound
 
     def _remeasure(self, configs: list[LoaderConfig], measurements: int) -> bool:
         """Round-robin until each has `measurements`; False when time or a signal cut it short."""
-        counts = {c.config: c.n for c in group(self._all_trials())}
+        counts = {c.config: len(c.trials) for c in group(self._all_trials())}
         for config in rounds(configs, counts, measurements):
             if not self._fits_another():
                 return False
@@ -489,6 +486,8 @@ class Tuner:
                 **trial_counts(trials), **measured,
                 noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
                 measurements=choice.chosen.n, fastest_samples_per_s=round(choice.fastest.mean, 2),
+                tied_with=[c.config.label() for c in choice.ties] or None,
+                tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved,
                 ram_budget_mib=round(self.guard.budget_mib, 1), stop_reason=self.stop_reason)
         return TuneResult(recipe, trials, best, baseline, self.workload, self.device, elapsed,
                           self.context, interrupted=self.stop.name or None, ceilings=ceilings,

@@ -6,7 +6,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-from autotune.space.config import LoaderConfig
+from autotune.space.config import KNOBS, LoaderConfig
 
 # Beyond the core count: workers that wait on storage or network sleep, so more of them than
 # cores still raises throughput. 4x is where tf.data-style tuners also stop looking.
@@ -74,3 +74,13 @@ class SearchSpace:
             for (pf, persist), (pin, nb, stream), cl in itertools.product(
                     loader_choices, device_choices, layout_choices):
                 yield LoaderConfig(w, pin, pf, persist, nb, cl, stream)
+
+    def nearest_first(self, config: LoaderConfig) -> list[LoaderConfig]:
+        """Every valid point, the closest to `config` first: fewest workers apart, then fewest
+        other knobs changed, then the grid's order (cheapest first)."""
+        others = [k for k in KNOBS if k != "num_workers"]
+
+        def distance(other: LoaderConfig) -> tuple[int, int]:
+            changed = sum(getattr(other, k) != getattr(config, k) for k in others)
+            return abs(other.num_workers - config.num_workers), changed
+        return sorted(self.grid(), key=distance)

@@ -1,4 +1,4 @@
-"""Built-in workloads: `demo` (the default), `imagefolder:PATH`, `fakedata` and `sim:...`."""
+"""Built-in workloads: `demo` (the default), `photos`, `imagefolder:PATH`, `fakedata` and `sim:...`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from torch.utils.data import Dataset
 from autotune.errors import WorkloadError
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
-from autotune.workload.jpegs import demo_folder
+from autotune.workload.jpegs import PHOTOS_SIDES, demo_folder, photos_folder
 from autotune.workload.options import WorkloadOptions
-from autotune.workload.simulated import SimSpec, simulated_workload
+from autotune.workload.simulated import SimSpec, SleepStep, simulated_workload
 
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -83,6 +83,47 @@ def demo(arg: str | None, opts: WorkloadOptions) -> Workload:
                            {"images": len(folder), "source": "generated JPEG folder"})
 
 
+# `photos` on a CPU-only machine: the step stands in for a GPU's, 30 ms of device time per batch
+# that leaves the CPU to the loader (as a CUDA kernel does), so the decode-heavy loader is the
+# bottleneck, as in a real GPU training on photos.
+PHOTOS_STEP_S = 0.030
+
+
+def photo_transforms(crop: int) -> Callable:
+    """Unlike the demo's RandomResizedCrop: the shorter side resized to 9/8 of the crop, a random
+    crop, a flip and colour jitter (brightness, contrast, saturation)."""
+    from torchvision import transforms as T
+
+    return T.Compose([T.Resize(crop * 9 // 8, antialias=True), T.RandomCrop(crop),
+                      T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4), T.ToTensor(),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+
+
+def photos(arg: str | None, opts: WorkloadOptions) -> Workload:
+    """Camera-size JPEGs (1024-1600 px), resize + random crop + flip + colour jitter. With CUDA (or
+    --model) a torchvision model trains on it; on a CPU-only machine without --model the step is an
+    emulated accelerator (PHOTOS_STEP_S per batch, leaving the CPU free), so the CPUs only feed it."""
+    from torchvision.datasets import ImageFolder
+
+    device = resolve_device(opts.device)
+    defaults = _sizes(opts, cpu=("resnet18", 128, 24), gpu=("resnet18", 176, 96))
+    crop = opts.image_size or defaults[1]
+    folder = ImageFolder(str(photos_folder()), transform=photo_transforms(crop))
+    dataset = Repeated(folder, 100 * len(folder))
+    details = {"images": len(folder), "source": "generated camera-size JPEG folder"
+               f" ({PHOTOS_SIDES[0]}-{PHOTOS_SIDES[1]} px)", "augment": "resize, random crop, flip,"
+               " colour jitter"}
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # as for the demo: the main process is one core of the step
+        if opts.model is None:
+            step = SleepStep(PHOTOS_STEP_S)
+            return Workload(dataset, opts.batch_size or defaults[2], step, name="photos",
+                            device=device, details={**details, "image_size": crop, "step":
+                                                    f"emulated accelerator, {1000 * PHOTOS_STEP_S:g}"
+                                                    " ms per batch"})
+    return _image_workload(dataset, len(folder.classes), "photos", opts, defaults, details)
+
+
 def imagefolder(arg: str | None, opts: WorkloadOptions) -> Workload:
     from torchvision.datasets import ImageFolder
 
@@ -119,5 +160,5 @@ def sim(arg: str | None, opts: WorkloadOptions) -> Workload:
 
 
 BUILTINS: dict[str, Callable[[str | None, WorkloadOptions], Workload]] = {
-    "demo": demo, "imagefolder": imagefolder, "fakedata": fakedata, "sim": sim,
+    "demo": demo, "photos": photos, "imagefolder": imagefolder, "fakedata": fakedata, "sim": sim,
 }

@@ -22,3 +22,14 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     elif dev.type != "cpu":
         raise OptionsError(f"device type {dev.type!r} is not supported: use auto, cpu or cuda[:index]")
     return dev
+
+
+def device_for(built_for: torch.device | None, requested: str) -> torch.device:
+    """The device to run a workload on: the one its step was built for, if it was (a request
+    for another is refused), else the requested one."""
+    if built_for is None:
+        return resolve_device(requested)
+    if requested != "auto" and resolve_device(requested) != built_for:
+        raise OptionsError(f"--device {requested} differs from the device the workload's step was"
+                           f" built for ({built_for}); drop --device or rebuild the workload")
+    return built_for

@@ -59,3 +59,14 @@ def make_jpeg_folder(root: Path, *, images: int = 256, classes: int = 4, seed: i
 
 def demo_folder() -> Path:
     return make_jpeg_folder(cache_root() / f"demo-jpegs-{DEMO_VERSION}")
+
+
+PHOTOS_VERSION = "v1"
+PHOTOS_SIDES = (1024, 1600)  # camera-size sources: 2-4x the demo's pixels per image
+
+
+def photos_folder() -> Path:
+    """128 camera-size JPEGs (1024-1600 px a side) in 8 classes, for the `photos` workload."""
+    low, high = PHOTOS_SIDES
+    return make_jpeg_folder(cache_root() / f"photos-jpegs-{PHOTOS_VERSION}", images=128, classes=8,
+                            seed=1, min_side=low, max_side=high, quality=88)

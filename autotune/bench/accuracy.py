@@ -1,0 +1,137 @@
+"""`autotune bench --accuracy`: does a burst measure the rate a configuration sustains?
+
+For each workload and configuration, `rounds` times in alternation: one burst exactly as the tuner
+runs a trial (autotune.burst.runner.run_burst with BurstOptions().settings()), then one steady
+measurement in a plain training loop (autotune.verify.steady: settle, then a 20 s window). The
+ratio of the burst median to the steady median should be within ±5%, for deep buffers of
+oversubscribed workers (8 workers, prefetch 4-8, on 2 CPUs) as for PyTorch's defaults.
+
+The held-out workload is not measured unless named: measuring it here would show how the tuner
+does on it before a full bench run does.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from typing import Callable
+
+import torch
+
+from autotune import environment
+from autotune.bench.model import AccuracyReport, AccuracyRow
+from autotune.bench.options import AccuracyOptions
+from autotune.bench.targets import burst_within_steady
+from autotune.bench.workloads import BenchWorkload, select
+from autotune.burst.runner import BurstSettings, run_burst
+from autotune.errors import AutotuneError, OptionsError
+from autotune.search.options import BurstOptions
+from autotune.space.config import LoaderConfig
+from autotune.space.cpus import usable_cpus
+from autotune.verify.steady import measure_steady
+from autotune.workload.base import Workload
+from autotune.workload.device import resolve_device
+from autotune.workload.options import WorkloadOptions
+from autotune.workload.spec import load_workload
+
+Log = Callable[[str], None]
+
+# Small and deep: PyTorch's defaults, a worker per core, and 8 workers with deep prefetch on 2 CPUs.
+DEFAULT_CONFIGS = ("w0", "w2 pf2", "w8 pf4", "w8 pf8")
+QUICK_CONFIGS = ("w0", "w2 pf2", "w8 pf8")
+
+_FLAGS = {"persist": "persistent_workers", "pin": "pin_memory", "nb": "non_blocking",
+          "cl": "channels_last", "stream": "side_stream_prefetch"}
+
+
+def parse_config(label: str) -> LoaderConfig:
+    """A configuration written as the tables write it: 'w8 pf4 persist', 'w0', 'w2 pf2 cl'."""
+    values: dict[str, object] = {}
+    for token in label.split():
+        workers, prefetch = re.fullmatch(r"w(\d+)", token), re.fullmatch(r"pf(\d+)", token)
+        if workers and "num_workers" not in values:
+            values["num_workers"] = int(workers.group(1))
+        elif prefetch and "prefetch_factor" not in values:
+            values["prefetch_factor"] = int(prefetch.group(1))
+        elif token in _FLAGS:
+            values[_FLAGS[token]] = True
+        else:
+            raise OptionsError(f"bad configuration {label!r} ({token!r}): write it as the tables"
+                               " do, e.g. 'w0', 'w2 pf2', 'w8 pf4 persist'")
+    if "num_workers" not in values:
+        raise OptionsError(f"bad configuration {label!r}: it needs a worker count, e.g. 'w2 pf2'")
+    config = LoaderConfig(**values)  # type: ignore[arg-type]
+    problems = config.problems(cuda=True)
+    if problems:
+        raise OptionsError(f"bad configuration {label!r}: {'; '.join(problems)}")
+    return config
+
+
+def accuracy_workloads(keys: list[str] | None, quick: bool) -> list[BenchWorkload]:
+    if keys:
+        return select(keys, quick)
+    return [w for w in select(None, quick) if not w.held_out]
+
+
+def measure_config(workload: Workload, config: LoaderConfig, device: torch.device,
+                   settings: BurstSettings, *, rounds: int, seconds: float, settle_s: float,
+                   cpus: int, log: Log, key: str) -> tuple[list[float], list[float]]:
+    """(burst rates, steady rates), alternating burst and steady, `rounds` of each."""
+    bursts: list[float] = []
+    steady: list[float] = []
+    for r in range(rounds):
+        burst = run_burst(workload, config, device, settings, usable_cpus=cpus)
+        bursts.append(burst.samples_per_s)
+        long = measure_steady(workload, config, device, seconds, settle_s=settle_s)
+        steady.append(long.samples_per_s)
+        log(f"[{key}] {config.label()} round {r + 1}/{rounds}: burst {burst.samples_per_s:.1f},"
+            f" steady {long.samples_per_s:.1f} samples/s")
+    return bursts, steady
+
+
+def accuracy_row(bw: BenchWorkload, config: LoaderConfig, bursts: list[float],
+                 steady: list[float], error: str | None = None) -> AccuracyRow:
+    burst_median = statistics.median(bursts) if bursts else None
+    steady_median = statistics.median(steady) if steady else None
+    ratio = (burst_median / steady_median
+             if error is None and burst_median is not None and steady_median else None)
+    return AccuracyRow(workload=bw.key, spec=bw.spec, config=config.label(), params=config.as_dict(),
+                       burst_samples_per_s=[round(x, 2) for x in bursts],
+                       burst_median=None if burst_median is None else round(burst_median, 2),
+                       steady_samples_per_s=[round(x, 2) for x in steady],
+                       steady_median=None if steady_median is None else round(steady_median, 2),
+                       ratio=None if ratio is None else round(ratio, 4),
+                       within=False if error is not None else burst_within_steady(ratio),
+                       error=error)
+
+
+def run_accuracy(opts: AccuracyOptions, log: Log, command: str) -> AccuracyReport:
+    t0 = time.perf_counter()
+    configs = [parse_config(c) for c in (opts.configs or (QUICK_CONFIGS if opts.quick else DEFAULT_CONFIGS))]
+    settings = BurstOptions().settings()
+    cpus = usable_cpus().count
+    rows: list[AccuracyRow] = []
+    for bw in accuracy_workloads(opts.workloads, opts.quick):
+        workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
+        device = workload.device or resolve_device(opts.device)
+        for config in configs:
+            cuda_only = [p for p in config.problems(cuda=device.type == "cuda") if "CUDA" in p]
+            if cuda_only:
+                raise OptionsError(f"configuration {config.label()}: {'; '.join(cuda_only)}")
+            try:
+                bursts, steady = measure_config(workload, config, device, settings,
+                                                rounds=opts.measure_rounds, seconds=opts.seconds,
+                                                settle_s=opts.settle_s, cpus=cpus, log=log, key=bw.key)
+            except AutotuneError:
+                raise
+            except Exception as exc:  # one configuration failing (shared memory, ...) fails alone
+                log(f"[{bw.key}] {config.label()} failed: {type(exc).__name__}: {exc}")
+                rows.append(accuracy_row(bw, config, [], [], f"{type(exc).__name__}: {exc}"))
+                continue
+            rows.append(accuracy_row(bw, config, bursts, steady))
+    return AccuracyReport(command=command, quick=opts.quick,
+                          environment=environment.collect(resolve_device(opts.device)),
+                          burst=BurstOptions().model_dump(), steady_seconds=opts.seconds,
+                          settle_s=opts.settle_s, rounds=opts.measure_rounds,
+                          total_s=round(time.perf_counter() - t0, 1), rows=rows)

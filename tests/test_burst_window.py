@@ -1,0 +1,57 @@
+"""The window's end rule and rate, on marks given by hand (no clock, no loader)."""
+
+import pytest
+
+from autotune.burst.window import Mark, balanced, span_rate, window_complete, window_rate
+
+RULES = dict(min_steps=4, min_seconds=0.1, tolerance=0.10)
+
+
+def marks(step_s: list[float], backlogs: list[int | None], batch: int = 16) -> list[Mark]:
+    """One mark per step: `step_s[i]` seconds after the previous, backlog as given."""
+    out = [Mark(0.0, 0, backlogs[0])]
+    for dt, level in zip(step_s, backlogs[1:]):
+        out.append(Mark(out[-1].t + dt, out[-1].samples + batch, level))
+    return out
+
+
+def test_a_window_that_consumes_a_backlog_is_credited_only_with_what_was_produced():
+    # 10 steps of 16 samples in 0.5 s, but 6 of those batches were ready before the window began.
+    window = marks([0.05] * 10, [8] + [7, 6, 5, 4, 3, 2, 2, 2, 2, 2])
+    assert window_rate(window) == pytest.approx((10 - 6) * 16 / 0.5)
+
+
+def test_a_window_that_leaves_batches_in_the_buffer_is_credited_with_them():
+    window = marks([0.1] * 10, [0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4])
+    assert window_rate(window) == pytest.approx((10 + 4) * 16 / 1.0)
+
+
+def test_an_unknown_backlog_counts_consumption_alone():
+    window = marks([0.05] * 10, [None] * 11)
+    assert window_rate(window) == pytest.approx(160 / 0.5)
+    assert balanced(window)
+
+
+def test_a_production_rate_is_never_negative():
+    window = marks([0.01] * 2, [30, 0, 0])
+    assert span_rate(window, 0, 2) == 0.0
+
+
+def test_the_window_is_long_relative_to_the_batches_in_flight():
+    steady = marks([0.05] * 20, [3] * 21)
+    assert window_complete(steady, depth=8, **RULES)
+    assert not window_complete(steady, depth=32, **RULES)  # 20 steps < 32 batches in flight
+
+
+def test_the_window_ends_only_where_the_backlog_is_back_to_its_start():
+    # A convoy: the buffer fills behind a starved worker, then empties in a rush.
+    convoy = marks([0.05] * 12, [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 24])
+    assert not window_complete(convoy, depth=4, **RULES)
+    back = marks([0.05] * 24, [2, 3] * 12 + [3])
+    assert window_complete(back, depth=4, **RULES)
+
+
+def test_halves_that_disagree_are_not_steady():
+    uneven = marks([0.1] * 5 + [0.02] * 5, [1] * 11)
+    assert not window_complete(uneven, depth=1, **RULES)
+    assert window_rate(uneven) == pytest.approx(160 / 0.6)  # counted whole when the cap ends it
