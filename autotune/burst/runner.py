@@ -77,7 +77,7 @@ def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
 def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
            backlog: Callable[[], int | None], depth: int, limit_s: float) -> None:
     """Real steps until `depth` batches have gone through since warm-up, so the window starts in
-    the loader's steady state, at most `limit_s`. A buffer still full after the warm-up steps is
+    the loader's steady state, at most `limit_s` (half the window's cap: the budget plans on it). A buffer still full after the warm-up steps is
     already steady: the consumer, not the loader, sets the pace."""
     level = backlog()
     if level is not None and level >= depth - 1:
@@ -160,15 +160,17 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
 
     for _ in range(settings.warmup_steps):
         run_step(next(batches))
-    settle(batches, run_step, backlog, config.prefetch_depth, settings.max_seconds)
-    clock.synchronize()
-
-    clock.recording = True
+    # The samplers' first readings take up to 0.2 s: started before the settle phase, not
+    # between it and the window, where the loader would work ahead of a stalled consumer.
     host = HostSampler(usable_cpus)
     for sampler in (host, gpu_sampler):
         if sampler is not None:
             sampler.start()
             running.append(sampler)
+    settle(batches, run_step, backlog, config.prefetch_depth, settings.max_seconds / 2)
+    clock.synchronize()
+
+    clock.recording = True
     accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()

@@ -60,6 +60,12 @@ class Candidate:
 
     @property
     def n(self) -> int:
+        """Every usable measurement, the search's own included."""
+        return len(self.trials)
+
+    @property
+    def n_unbiased(self) -> int:
+        """The measurements behind `mean`."""
         return len(self.unbiased)
 
     @property
@@ -133,7 +139,7 @@ class Choice:
         """Tied candidates whose band is still wider than TARGET: more measurements could split
         them from the fastest (the fastest itself included when any is)."""
         wide = tuple(c for c in self.equivalent if c is not self.fastest
-                     and tolerance(self.noise_cv, self.fastest.n, c.n) > TARGET)
+                     and tolerance(self.noise_cv, self.fastest.n_unbiased, c.n_unbiased) > TARGET)
         return (self.fastest, *wide) if wide else ()
 
 
@@ -144,7 +150,7 @@ def choose(candidates: list[Candidate]) -> Choice | None:
         return None
     cv = noise_cv(pool)
     fastest = max(pool, key=lambda c: c.mean)
-    bands = {c.config: tolerance(cv, fastest.n, c.n) for c in pool}
+    bands = {c.config: tolerance(cv, fastest.n_unbiased, c.n_unbiased) for c in pool}
     within = tuple(sorted((c for c in pool if c.mean >= fastest.mean * (1 - bands[c.config])),
                           key=Candidate.cost))
     band = max((bands[c.config] for c in within if c is not fastest), default=TOLERANCE_FLOOR)

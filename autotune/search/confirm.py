@@ -78,7 +78,7 @@ def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
     if mine is None:
         return False
     fastest = max(candidates, key=lambda c: c.mean)
-    reach = max(BAND, tolerance(noise_cv(candidates), fastest.n, mine.n))
+    reach = max(BAND, tolerance(noise_cv(candidates), fastest.n_unbiased, mine.n_unbiased))
     return mine.mean < (1 - reach) * fastest.mean
 
 

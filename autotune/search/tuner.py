@@ -276,7 +276,8 @@ class Tuner:
         if reason is not None:
             return self._keep(trial, made(SKIPPED, error=reason, finished_s=self._elapsed()))
         # The window may not outlast the budget; start-up and warm-up come on top.
-        window_cap = max(self.options.burst.min_seconds, self._time_left() * 0.8)
+        # The settle phase may take half the window's cap again (runner.settle).
+        window_cap = max(self.options.burst.min_seconds, self._time_left() * 0.8 / 1.5)
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.
         hook = (PruneHook(trial, self._reach(self.options.burst.settings(window_cap).max_seconds))
                 if trial is not None and self.ranks is None else None)
@@ -485,7 +486,7 @@ class Tuner:
                 tuning_s=round(elapsed, 1), target_rate_samples_per_s=self.options.target_rate,
                 **trial_counts(trials), **measured,
                 noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
-                measurements=choice.chosen.n, fastest_samples_per_s=round(choice.fastest.mean, 2),
+                measurements=choice.chosen.n_unbiased, fastest_samples_per_s=round(choice.fastest.mean, 2),
                 tied_with=[c.config.label() for c in choice.ties] or None,
                 tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved,
                 ram_budget_mib=round(self.guard.budget_mib, 1), stop_reason=self.stop_reason)
