@@ -63,22 +63,36 @@ class BurstSettings:
 ProgressHook = Callable[[float, float], None]  # (seconds into the window, samples/s so far)
 
 
+class Epochs:
+    """Batches across epoch boundaries, as a training loop re-iterates its loader (a new epoch
+    restarts non-persistent workers: a real cost); `epochs` counts the iter() calls so far."""
+
+    def __init__(self, feed: Iterable[Any]):
+        self.feed = feed
+        self.epochs = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            self.epochs += 1
+            empty = True
+            for batch in self.feed:
+                empty = False
+                yield batch
+            if empty:
+                raise WorkloadError("the loader produced no batch: the dataset is smaller than one"
+                                    " batch")
+
+
 def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
-    """Batches across epoch boundaries (a new epoch restarts non-persistent workers: a real cost)."""
-    while True:
-        empty = True
-        for batch in feed:
-            empty = False
-            yield batch
-        if empty:
-            raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
+    return iter(Epochs(feed))
 
 
 def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
            backlog: Callable[[], int | None], depth: int, limit_s: float) -> None:
     """Real steps until `depth` batches have gone through since warm-up, so the window starts in
-    the loader's steady state, at most `limit_s` (half the window's cap: the budget plans on it). A buffer still full after the warm-up steps is
-    already steady: the consumer, not the loader, sets the pace."""
+    the loader's steady state, at most `limit_s` (half the window's cap: the budget plans on it).
+    A buffer still full after the warm-up steps is already steady: the consumer, not the loader,
+    sets the pace."""
     level = backlog()
     if level is not None and level >= depth - 1:
         return
@@ -90,7 +104,8 @@ def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
 
 
 def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
-    """For a loader measured alone (no step): pull ready batches without stepping until a pull has to wait, at most `depth` of them."""
+    """For a loader measured alone (no step): pull ready batches without stepping until a pull
+    has to wait, at most `depth` of them."""
     fastest = float("inf")
     for _ in range(depth):
         t0 = time.perf_counter()
@@ -148,16 +163,14 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
              settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
              on_progress: ProgressHook | None, running: list[Any], t_begin: float) -> BurstResult:
     clock.recording = False
-    first = next(batches)
-    t_first = time.perf_counter()
-    with phase("compute"):
-        workload.step(first)
-    del first
-
     def run_step(batch: Any) -> None:
         with phase("compute"):
             workload.step(batch)
 
+    first = next(batches)
+    t_first = time.perf_counter()
+    run_step(first)
+    del first
     for _ in range(settings.warmup_steps):
         run_step(next(batches))
     # The samplers' first readings take up to 0.2 s: started before the settle phase, not

@@ -103,9 +103,10 @@ def noise_cv(candidates: list[Candidate]) -> float | None:
         # The unbiased rates where two or more: a search burst selected for being high widens
         # the spread with its luck, not with the machine's noise.
         rates = c.unbiased if len(c.unbiased) >= 2 else c.rates
-        if len(rates) >= 2 and statistics.fmean(rates) > 0:
-            num += (len(rates) - 1) * (statistics.stdev(rates) / statistics.fmean(rates)) ** 2
-            dof += len(rates) - 1
+        if len(rates) < 2 or (mean := statistics.fmean(rates)) <= 0:
+            continue
+        num += (len(rates) - 1) * (statistics.stdev(rates) / mean) ** 2
+        dof += len(rates) - 1
     return math.sqrt(num / dof) if dof else None
 
 

@@ -1,7 +1,8 @@
 """An independent steady-rate measurement: one configuration run the way a training script runs it.
 
-This deliberately does not use autotune's burst runner (autotune/burst/runner.py), so that it can
-check it. It is the plain loop a user writes, and nothing else:
+This deliberately does not measure the way autotune's burst runner does (autotune/burst/runner.py),
+so that it can check it; it shares only the runner's epoch iterator. It is the plain loop a user
+writes, and nothing else:
 
     loader = workload.make_loader(config)
     for batch in DeviceLoader(loader, device, **config.transfer_kwargs()):   # recipe.wrap(...)
@@ -31,9 +32,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from autotune.burst.runner import Epochs
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
-from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.transfer.move import batch_samples
@@ -72,24 +73,6 @@ def settle_batches(config: LoaderConfig) -> int:
     return SETTLE_BUFFER_CYCLES * config.prefetch_depth
 
 
-class _Epochs:
-    """Batches across epoch boundaries: a new epoch re-iterates the loader, as a training loop does."""
-
-    def __init__(self, feed: DeviceLoader):
-        self.feed = feed
-        self.epochs = 0
-
-    def __iter__(self) -> Iterator[Any]:
-        while True:
-            self.epochs += 1
-            empty = True
-            for batch in self.feed:
-                empty = False
-                yield batch
-            if empty:
-                raise WorkloadError("the loader produced no batch: the dataset is smaller than one batch")
-
-
 def _synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -112,7 +95,7 @@ def measure_steady(workload: Workload, config: LoaderConfig, device: torch.devic
         with no_strays():
             loader = workload.make_loader(config)
             feed = DeviceLoader(loader, device, **config.transfer_kwargs())
-            epochs = _Epochs(feed)
+            epochs = Epochs(feed)
             batches = iter(epochs)
             failed = True
             try:
@@ -130,7 +113,7 @@ def measure_steady(workload: Workload, config: LoaderConfig, device: torch.devic
 
 
 def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batches: Iterator[Any],
-          epochs: _Epochs, seconds: float, settle_s: float, clock: Clock) -> SteadyResult:
+          epochs: Epochs, seconds: float, settle_s: float, clock: Clock) -> SteadyResult:
     t_begin = clock()
     batch = next(batches)
     t_first = clock()
