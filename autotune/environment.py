@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from autotune.cluster.slurm_env import job_identity
+from autotune.slurm_env import job_identity
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.nvml import list_gpus
 from autotune.telemetry.shm import SMALL_SHM_MIB, shm_space

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autotune.burst.result import BurstResult
-from autotune.search.trial import OK, Trial
+from autotune.search.trial import TrialStatus, TrialRecord
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostStats
 
@@ -19,11 +19,11 @@ def burst(config: LoaderConfig, samples_per_s: float, pss_mib: float = 500.0,
 
 
 def trials(*measurements: tuple[LoaderConfig, float] | tuple[LoaderConfig, float, float],
-           status: str = OK) -> list[Trial]:
+           status: str = TrialStatus.OK) -> list[TrialRecord]:
     """Trial records numbered in order: (config, samples/s[, peak PSS MiB]) each."""
     out = []
     for number, (config, rate, *pss) in enumerate(measurements):
-        out.append(Trial(number, config, status, result=burst(config, rate, *pss)))
+        out.append(TrialRecord(number, config, status, result=burst(config, rate, *pss)))
     return out
 
 

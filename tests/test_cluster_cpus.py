@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autotune.cluster.slurm_env import job_identity, process_slot, ranks_on_node, slurm_allocation
+from autotune.slurm_env import job_identity, process_slot, ranks_on_node, slurm_allocation
 from autotune.space.cpus import usable_cpus
 
 JOB = {"SLURM_JOB_ID": "42"}

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autotune.burst.result import BurstResult
-from autotune.cluster.ranks import backend_for, slowest, spec_factory
+from autotune.burst.ranks import backend_for, slowest, spec_factory
 from autotune.errors import OptionsError, WorkloadError
 from autotune.search.tuner import tune
 from autotune.space.config import PYTORCH_DEFAULTS

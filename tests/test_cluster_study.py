@@ -13,7 +13,7 @@ import optuna
 import pytest
 
 from autotune import environment
-from autotune.cluster.ledger import StudyLedger
+from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
 from autotune.search.study import ATTR_CONFIG, claim_lock, make_storage, open_study, trials_of
 from autotune.search.tuner import Tuner

@@ -3,8 +3,8 @@
 import pytest
 from fakes import burst
 
-from autotune.diagnosis import Ceilings, Context, diagnose, explain, split_step
-from autotune.search.trial import OK, Trial
+from autotune.diagnosis import KnownCeilings, Context, diagnose, explain, split_step
+from autotune.search.trial import TrialStatus, TrialRecord
 from autotune.space.config import LoaderConfig
 
 CPU2 = Context(usable_cpus=2, max_workers=8)
@@ -76,21 +76,21 @@ def test_a_device_busy_half_the_step_is_held_back_by_its_idling():
 
 def test_a_reached_ceiling_decides():
     result = burst(wait=0.45, compute=0.50, busy=0.50, rate=950.0)
-    with_device_ceiling = Context(usable_cpus=2, ceilings=Ceilings(device_samples_per_s=1000.0))
+    with_device_ceiling = Context(usable_cpus=2, ceilings=KnownCeilings(device_samples_per_s=1000.0))
     assert diagnose(result, with_device_ceiling).bottleneck == "device"
-    with_loader_ceiling = Context(usable_cpus=2, ceilings=Ceilings(loader_samples_per_s=1000.0))
+    with_loader_ceiling = Context(usable_cpus=2, ceilings=KnownCeilings(loader_samples_per_s=1000.0))
     assert diagnose(result, with_loader_ceiling).bottleneck == "input"
-    assert Ceilings.from_measured({"loader_ceiling_samples_per_s": 1000.0}).loader_samples_per_s == 1000.0
+    assert KnownCeilings.from_measured({"loader_ceiling_samples_per_s": 1000.0}).loader_samples_per_s == 1000.0
 
 
 def _trial(number, config, rate, result=None):
-    return Trial(number, config, OK, result=result or burst(config=config, rate=rate))
+    return TrialRecord(number, config, TrialStatus.OK, result=result or burst(config=config, rate=rate))
 
 
 def test_input_advice_when_cpu_saturated_cites_workers_cpus_and_ceiling():
     config = LoaderConfig(num_workers=8, prefetch_factor=2)
     result = burst(wait=0.7, compute=0.3, busy=0.3, cpu_pct=97.0, config=config, rate=610.0)
-    context = Context(usable_cpus=8, ceilings=Ceilings(device_samples_per_s=1000.0))
+    context = Context(usable_cpus=8, ceilings=KnownCeilings(device_samples_per_s=1000.0))
     d = explain(result, [_trial(0, config, 610.0, result)], context)
     assert d.bottleneck == "input"
     text = d.recommendations[0]

@@ -16,7 +16,7 @@ from autotune.burst.failure import SHM_HINT, describe_failure
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.burst.watchdog import BurstTimeout
 from autotune.errors import WorkloadError
-from autotune.search.trial import FAILED, OK
+from autotune.search.trial import TrialStatus
 from autotune.space.config import LoaderConfig
 from robust_support import TINY_BURST, child_pids
 
@@ -31,13 +31,13 @@ def _tune(workload, tmp_path, **options):
 
 
 def _failed(result):
-    return [t for t in result.trials if t.status == FAILED]
+    return [t for t in result.trials if t.status == TrialStatus.FAILED]
 
 
 def test_dataset_raising_in_workers_fails_those_trials_and_the_search_goes_on(tmp_path):
     before = child_pids()
     result = _tune(hw.raises_in_workers(), tmp_path)
-    assert result.trials[0].status == OK and result.best.config.num_workers == 0
+    assert result.trials[0].status == TrialStatus.OK and result.best.config.num_workers == 0
     failed = _failed(result)
     assert failed and all(t.config.num_workers > 0 for t in failed)
     for t in failed:
@@ -69,7 +69,7 @@ def test_hung_worker_fails_its_trial_by_the_time_limit(tmp_path):
     elapsed = time.perf_counter() - t0
     assert result.trials[0].ok
     hung = result.trials[1]
-    assert hung.config.num_workers > 0 and hung.status == FAILED
+    assert hung.config.num_workers > 0 and hung.status == TrialStatus.FAILED
     assert "time limit of 1 s" in hung.error
     # One time limit plus a forced teardown, not the 5 s per hung worker of a graceful
     # shutdown, nor forever.

@@ -13,7 +13,7 @@ from autotune.cli.app import app
 from autotune.errors import OptionsError
 from autotune.search import guard as guard_module
 from autotune.search.guard import MemoryGuard
-from autotune.search.trial import SKIPPED
+from autotune.search.trial import TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostStats, tree_memory_mib
 from autotune.telemetry.shm import ShmSpace
@@ -68,7 +68,7 @@ def test_configurations_not_fitting_dev_shm_are_skipped_with_the_reason(tmp_path
     result = tune(workload, budget_s=60, max_trials=4, max_workers=2, device="cpu",
                   results_dir=tmp_path, burst=TINY_BURST)
     probe = MemoryGuard(budget_mib=float("inf"), batch_mib=16 * 3 * 64 * 64 * 4 / 2**20)
-    skipped = [t for t in result.trials if t.status == SKIPPED]
+    skipped = [t for t in result.trials if t.status == TrialStatus.SKIPPED]
     assert skipped, "some pool should hold more batches in flight than 3 MiB"
     for t in skipped:
         assert probe.in_flight_mib(t.config) > free_mib
@@ -88,7 +88,7 @@ def test_leaking_workers_teach_the_guard_to_skip_larger_pools(tmp_path):
                   results_dir=tmp_path, burst=TINY_BURST, ram_budget_mib=budget)
     pools = [t for t in result.trials if t.config.num_workers > 0]
     measured_pools = [t for t in pools if t.measured]
-    skipped = [t for t in pools if t.status == SKIPPED]
+    skipped = [t for t in pools if t.status == TrialStatus.SKIPPED]
     assert measured_pools and skipped
     assert all("of RAM" in t.error and "over the budget" in t.error for t in skipped)
     assert all(t.number > measured_pools[0].number for t in skipped)

@@ -6,7 +6,7 @@ import pytest
 
 from autotune.search.choose import (TARGET, TOLERANCE_FLOOR, Z, choose, group, noise_cv,
                                     tolerance)
-from autotune.search.trial import CONFIRM, REJECTED, Trial
+from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from search_fakes import burst, cfg, trials
 
 
@@ -62,7 +62,7 @@ def test_noise_is_pooled_relative_spread():
 
 def test_a_configuration_rejected_once_is_out():
     ts = trials((cfg(2), 700), (cfg(2), 700), (cfg(8), 900), (cfg(8), 900))
-    ts.append(Trial(len(ts), cfg(8), REJECTED, result=burst(cfg(8), 900), error="over budget"))
+    ts.append(TrialRecord(len(ts), cfg(8), TrialStatus.REJECTED, result=burst(cfg(8), 900), error="over budget"))
     assert {c.config for c in group(ts)} == {cfg(2)}
     assert choose(group(ts)).chosen.config == cfg(2)
     assert choose([]) is None
@@ -72,7 +72,7 @@ def _confirmed(*measurements):
     """Like trials(), every measurement after a configuration's first taken as a re-measurement."""
     seen, out = set(), []
     for t in trials(*measurements):
-        t.phase = CONFIRM if t.config in seen else t.phase
+        t.phase = Phase.CONFIRM if t.config in seen else t.phase
         seen.add(t.config)
         out.append(t)
     return out

@@ -6,7 +6,7 @@ from autotune.search.choose import group
 from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, fewer_workers, out_of_band,
                                      rounds, still_tied, to_confirm)
 from autotune.search.stopping import CEILING_GAP, StopRules
-from autotune.search.trial import FAILED, Trial
+from autotune.search.trial import TrialStatus, TrialRecord
 from autotune.space.space import SearchSpace
 from search_fakes import cfg, trials
 
@@ -55,7 +55,7 @@ def test_stop_after_patience_without_gain_counting_only_after_the_seeds():
     for t in trials((cfg(0), 100), (cfg(1), 100), (cfg(2), 100)):  # seeds: never count
         rules.update(t)
     assert rules.reason() is None
-    rules.update(Trial(3, cfg(3), FAILED, error="boom"))
+    rules.update(TrialRecord(3, cfg(3), TrialStatus.FAILED, error="boom"))
     assert rules.reason() is None
     rules.update(trials((cfg(4), 101.5))[0])  # a gain within what counts as equal
     assert rules.reason() == "no gain in 2 trials"

@@ -12,7 +12,7 @@ from autotune import environment
 from autotune.burst.runner import run_burst
 from autotune.report.table import rows
 from autotune.search.guard import MemoryGuard
-from autotune.search.trial import REJECTED, SKIPPED
+from autotune.search.trial import TrialStatus
 from autotune.search.tuner import tune
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
@@ -53,12 +53,12 @@ def test_configurations_over_the_budget_are_rejected_and_shown(quick_burst):
     alone = run_burst(workload, LoaderConfig(), torch.device("cpu"), quick_burst).host.peak_pss_mib
     budget = alone + BALLAST_MIB / 2  # room for the main process alone, not for any worker
     result = tune(workload, budget_s=15, max_workers=2, ram_budget_mib=budget, results_dir=None)
-    rejected = [t for t in result.trials if t.status == REJECTED]
+    rejected = [t for t in result.trials if t.status == TrialStatus.REJECTED]
     # The first pool measured carries the ballast over the budget; once the guard has seen what a
     # worker costs, it skips further pools before they run.
     assert rejected, "every configuration with a worker carries the ballast"
     assert all(t.config.num_workers > 0 and t.result.host.peak_pss_mib > budget for t in rejected)
-    assert all(t.config.num_workers > 0 for t in result.trials if t.status == SKIPPED)
+    assert all(t.config.num_workers > 0 for t in result.trials if t.status == TrialStatus.SKIPPED)
     assert result.config.num_workers == 0
     assert result.recipe.measured.model_extra["rejected"] == len(rejected)
     table = {r["trial"]: r["status"] for r in rows(result.trials, result.best, result.baseline)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autotune import environment
-from autotune.search.trial import CONFIRM, SEARCH
+from autotune.search.trial import Phase
 from autotune.search.tuner import tune
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.simulated import SimSpec, simulated_workload
@@ -15,7 +15,7 @@ from autotune.workload.simulated import SimSpec, simulated_workload
 def test_first_trials_are_the_defaults_then_the_probe_seeds():
     w = simulated_workload(SimSpec(cpu_ms=0, io_ms=4, step_ms=10, batch=8, length=2048))
     result = tune(w, budget_s=30, max_trials=4, max_workers=8, results_dir=None)
-    search = [t for t in result.trials if t.phase == SEARCH]
+    search = [t for t in result.trials if t.phase == Phase.SEARCH]
     assert search[0].config == PYTORCH_DEFAULTS
     seeds = [t.config for t in search[1:]]
     workers = [c.num_workers for c in seeds]
@@ -41,7 +41,7 @@ def test_compute_bound_workload_gets_few_workers_within_budget():
     assert result.elapsed_s <= budget
     assert result.config.num_workers <= 2
     assert result.choice.chosen.n >= 2  # chosen only after a re-measurement
-    assert any(t.phase == CONFIRM for t in result.trials)
+    assert any(t.phase == Phase.CONFIRM for t in result.trials)
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import torch
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.errors import AutotuneError
 from autotune.search.guard import MemoryGuard
-from autotune.search.trial import FAILED, OK, REJECTED, Trial
+from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.base import Workload
@@ -34,31 +34,31 @@ def coverage(space: SearchSpace, off: tuple[str, ...]) -> str:
 
 @dataclass
 class GridRun:
-    points: list[Trial]
+    points: list[TrialRecord]
     elapsed_s: float
 
-    def ranked(self) -> list[Trial]:
+    def ranked(self) -> list[TrialRecord]:
         """Usable points, fastest first."""
         return sorted((t for t in self.points if t.ok), key=lambda t: -t.samples_per_s)
 
 
 def run_grid(workload: Workload, device: torch.device, configs: Iterable[LoaderConfig],
              settings: BurstSettings, *, usable_cpus: int, guard: MemoryGuard,
-             on_point: Callable[[Trial], None] | None = None) -> GridRun:
+             on_point: Callable[[TrialRecord], None] | None = None) -> GridRun:
     """Each point measured once; one measured over the RAM budget is rejected, as in the tuner."""
     t0 = time.perf_counter()
-    points: list[Trial] = []
+    points: list[TrialRecord] = []
     for number, config in enumerate(configs):
         try:
             result = run_burst(workload, config, device, settings, usable_cpus=usable_cpus)
         except AutotuneError:
             raise
         except Exception as exc:  # as in the tuner: a failing point fails alone
-            point = Trial(number, config, FAILED, error=f"{type(exc).__name__}: {exc}", phase="grid")
+            point = TrialRecord(number, config, TrialStatus.FAILED, error=f"{type(exc).__name__}: {exc}", phase=Phase.GRID)
         else:
             rejection = guard.rejection(result)
-            point = Trial(number, config, REJECTED if rejection else OK, result=result,
-                          error=rejection, phase="grid")
+            point = TrialRecord(number, config, TrialStatus.REJECTED if rejection else TrialStatus.OK, result=result,
+                          error=rejection, phase=Phase.GRID)
         points.append(point)
         if on_point is not None:
             on_point(point)

@@ -11,7 +11,7 @@ from autotune.bench.model import BenchRow, MeasuredConfig, TuningRecord
 from autotune.bench.targets import beyond_cores_faster, evaluate
 from autotune.bench.workloads import BenchWorkload
 from autotune.bench.worst import TuningFigures, worst_of
-from autotune.search.trial import REJECTED, trial_counts
+from autotune.search.trial import TrialStatus, trial_counts
 from autotune.search.tuner import TuneResult
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
@@ -138,7 +138,7 @@ def bench_row(run: WorkloadRun) -> BenchRow:
         tune_s=round(slowest.tune_s, 2), tune_s_seed=slowest.seed, budget_s=run.budget_s,
         grid_s=round(run.grid.elapsed_s, 2), grid_points=len(run.grid.points),
         grid_covers=run.grid_covers,
-        grid_rejected=sum(1 for p in run.grid.points if p.status == REJECTED),
+        grid_rejected=sum(1 for p in run.grid.points if p.status == TrialStatus.REJECTED),
         tune_share_of_grid=round(slowest.tune_s / run.grid.elapsed_s, 4),
         defaults_samples_per_s=round(run.mean(DEFAULTS), 2),
         heuristic_samples_per_s=round(run.mean(HEURISTIC), 2),

@@ -11,13 +11,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_errors, option_error,
                                  print_diagnosis)
-from autotune.cluster.ranks import spec_factory
+from autotune.burst.ranks import spec_factory
 from autotune.errors import OptionsError
 from autotune.recipe.model import Measured
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
-from autotune.search.tuner import Progress as TuneProgress
+from autotune.search.tuner import TuningProgress
 from autotune.search.tuner import TuneResult
 from autotune.search.tuner import tune as run_tuning
 from autotune.verify.source import record_spec
@@ -153,7 +153,7 @@ def tune(
             task = bar.add_task("tune", total=options.budget_s, workload=work.name, done=0,
                                 left=options.budget_s, best="-")
 
-            def on_trial(p: TuneProgress) -> None:
+            def on_trial(p: TuningProgress) -> None:
                 best = f"{p.best_samples_per_s:.1f} samples/s" if p.best_samples_per_s else "-"
                 bar.update(task, completed=min(p.elapsed_s, p.budget_s), done=p.done,
                            left=max(0.0, p.budget_s - p.elapsed_s), best=best)

@@ -19,10 +19,10 @@ from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import choose, find_baseline, group
 from autotune.search.study import STUDY_DEVICE, STUDY_WORKLOAD, make_storage, trials_of
-from autotune.search.trial import Trial, trial_counts
+from autotune.search.trial import TrialRecord, trial_counts
 
 
-def nodes_of(trials: list[Trial]) -> list[str]:
+def nodes_of(trials: list[TrialRecord]) -> list[str]:
     return sorted({str(t.origin.get("node")) for t in trials if t.origin})
 
 
@@ -30,9 +30,9 @@ def nodes_of(trials: list[Trial]) -> list[str]:
 class StudyReport:
     study: str
     point: str | None  # the sweep point (NAME/POINT), None for the study NAME itself
-    trials: list[Trial]
-    best: Trial | None  # None: every configuration failed
-    baseline: Trial | None
+    trials: list[TrialRecord]
+    best: TrialRecord | None  # None: every configuration failed
+    baseline: TrialRecord | None
     recipe: Recipe | None
 
     @property

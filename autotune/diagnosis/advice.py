@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from autotune.diagnosis.effects import (best_rate_by_workers, describe_effect, fewest_workers_within,
                                         knob_effect)
 from autotune.diagnosis.evidence import Context, Evidence
+from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict
 
-if TYPE_CHECKING:  # trials are only read here; importing search at run time is circular
-    from autotune.search.trial import Trial
 
 # Worker counts whose best rates are within this fraction do the same job: fewer is cheaper.
 SAME_RATE = 0.03
@@ -34,14 +31,14 @@ def _cpu_use(e: Evidence) -> str:
     return own
 
 
-def _scaling(trials: list[Trial], workers: int) -> str:
+def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
     """'measured: 2 workers 480/s, 4 workers 490/s' around the tuned worker count."""
     rates = best_rate_by_workers(trials)
     near = sorted(rates, key=lambda w: abs(w - workers))[:3]
     return ", ".join(f"{w} workers {rates[w]:.0f}/s" for w in sorted(near))
 
 
-def _input(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
+def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     w, cpus = e.num_workers, e.usable_cpus
     if w == 0:
         return ["data loads in the training process itself (num_workers=0): use worker processes"
@@ -59,7 +56,7 @@ def _input(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
             f" (measured: {_scaling(trials, w)}); read from local disk or a cache"]
 
 
-def _device(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
+def _device(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     input_gain = ("a faster input pipeline will not raise throughput"
                   if e.split.wait_pct < NEGLIGIBLE_WAIT_PCT
                   else f"a faster input pipeline could gain at most that {e.split.wait_pct:.0f}%")
@@ -73,7 +70,7 @@ def _device(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
     return out
 
 
-def _transfer(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
+def _transfer(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     # Pinned memory is not assumed to help (pin + non_blocking can be slower): cite the trials.
     measured = "; ".join(describe_effect(knob_effect(trials, k), k)
                          for k in ("pin_memory", "non_blocking", "side_stream_prefetch"))
@@ -82,7 +79,7 @@ def _transfer(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
             f"measured: {measured}"]
 
 
-def _host(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
+def _host(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     return [f"the host spends {e.split.other_pct:.0f}% of the step outside data wait and device work"
             " (Python, kernel launches, per-step syncs): a larger batch spreads that cost over more"
             " samples; CUDA graphs or torch.compile(mode='reduce-overhead') cut launch overhead;"
@@ -92,5 +89,5 @@ def _host(e: Evidence, trials: list[Trial], context: Context) -> list[str]:
 RULES = {"input": _input, "device": _device, "transfer": _transfer, "host": _host}
 
 
-def recommend(verdict: Verdict, trials: list[Trial], context: Context) -> list[str]:
+def recommend(verdict: Verdict, trials: list[MeasuredConfig], context: Context) -> list[str]:
     return RULES[verdict.bottleneck](verdict.evidence, trials, context)

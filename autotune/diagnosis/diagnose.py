@@ -4,15 +4,14 @@ configuration) the recommendations."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autotune.burst.result import BurstResult
 from autotune.diagnosis.advice import recommend
 from autotune.diagnosis.evidence import Context, gather
+from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict, decide, reason
 
-if TYPE_CHECKING:  # trials are only read here; importing search at run time is circular
-    from autotune.search.trial import Trial
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ def diagnose(result: BurstResult, context: Context) -> Diagnosis:
     return Diagnosis(decide(gather(result, context)))
 
 
-def explain(result: BurstResult, trials: list[Trial], context: Context) -> Diagnosis:
+def explain(result: BurstResult, trials: list[MeasuredConfig], context: Context) -> Diagnosis:
     """The verdict on one burst with recommendations drawn from all the trials."""
     verdict = decide(gather(result, context))
     return Diagnosis(verdict, recommend(verdict, trials, context))

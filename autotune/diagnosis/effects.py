@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from autotune.diagnosis.measured import MeasuredConfig
 from autotune.space.config import LoaderConfig
 
-if TYPE_CHECKING:  # trials are only read here; importing search at run time is circular
-    from autotune.search.trial import Trial
 
 @dataclass(frozen=True)
 class KnobEffect:
@@ -18,7 +16,7 @@ class KnobEffect:
     pairs: int
 
 
-def knob_effect(trials: list[Trial], knob: str) -> KnobEffect | None:
+def knob_effect(trials: list[MeasuredConfig], knob: str) -> KnobEffect | None:
     """Median on/off rate ratio over pairs of trials that differ in `knob` alone."""
     rates: dict[LoaderConfig, float] = {t.config: t.samples_per_s for t in trials
                                         if t.ok and t.samples_per_s}
@@ -27,7 +25,7 @@ def knob_effect(trials: list[Trial], knob: str) -> KnobEffect | None:
     return KnobEffect(knob, statistics.median(ratios), len(ratios)) if ratios else None
 
 
-def best_rate_by_workers(trials: list[Trial]) -> dict[int, float]:
+def best_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
     best: dict[int, float] = {}
     for t in trials:
         if t.ok and t.samples_per_s is not None:
@@ -36,7 +34,7 @@ def best_rate_by_workers(trials: list[Trial]) -> dict[int, float]:
     return dict(sorted(best.items()))
 
 
-def fewest_workers_within(trials: list[Trial], rate: float, tolerance: float) -> int | None:
+def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: float) -> int | None:
     """The fewest workers measured within `tolerance` (a fraction) of `rate`."""
     for workers, best in best_rate_by_workers(trials).items():
         if best >= rate * (1 - tolerance):

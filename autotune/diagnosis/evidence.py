@@ -14,14 +14,14 @@ CPU_SATURATED_PCT = 85.0
 
 
 @dataclass(frozen=True)
-class Ceilings:
+class KnownCeilings:
     """Rates each side reaches alone (from `autotune bench`), or None where not measured."""
 
     device_samples_per_s: float | None = None  # the step on ready batches
     loader_samples_per_s: float | None = None  # the loader with no step
 
     @classmethod
-    def from_measured(cls, measured: Mapping[str, Any]) -> "Ceilings":
+    def from_measured(cls, measured: Mapping[str, Any]) -> "KnownCeilings":
         return cls(measured.get("device_ceiling_samples_per_s"),
                    measured.get("loader_ceiling_samples_per_s"))
 
@@ -30,7 +30,7 @@ class Ceilings:
 class Context:
     usable_cpus: int
     max_workers: int | None = None
-    ceilings: Ceilings = field(default_factory=Ceilings)
+    ceilings: KnownCeilings = field(default_factory=KnownCeilings)
     target_rate: float | None = None  # the simulated accelerator's rate: a device ceiling by construction
 
     @property

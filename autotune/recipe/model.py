@@ -101,7 +101,7 @@ class Measured(BaseModel):
                 " cheapest of those close to the fastest mean; a longer --budget would settle it.")
 
 
-class Diagnosis(_Strict):
+class DiagnosisRecord(_Strict):
     """What holds the tuned configuration back, the measurements that say so, and what to do."""
 
     bottleneck: Literal["input", "transfer", "device", "host"]
@@ -120,7 +120,7 @@ class Recipe(_Strict):
     measured: Measured
     workload: dict[str, Any]
     environment: dict[str, Any]
-    diagnosis: Diagnosis | None = None
+    diagnosis: DiagnosisRecord | None = None
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
     @classmethod

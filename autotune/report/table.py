@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from autotune.diagnosis.split import split_step
-from autotune.search.trial import CONFIRM, Trial
+from autotune.search.trial import Phase, TrialRecord
 from autotune.space.config import KNOBS, LoaderConfig
 
 NA = "n/a"
@@ -25,15 +25,15 @@ HEADERS = {"trial": "#", "num_workers": "workers", "pin_memory": "pin", "prefetc
            "status": "status"}
 
 
-def _status(t: Trial, best: Trial | None) -> str:
+def _status(t: TrialRecord, best: TrialRecord | None) -> str:
     if best is not None and t.number == best.number:
         return "best"  # the chosen configuration's measurement closest to its mean
     if t.error:
         return f"{t.status}: {t.error}"  # failed, skipped, pruned, or rejected over the RAM budget
-    return "re-measure" if t.phase == CONFIRM else t.status
+    return "re-measure" if t.phase == Phase.CONFIRM else t.status
 
 
-def rows(trials: list[Trial], best: Trial | None, baseline: Trial | None) -> list[dict[str, Any]]:
+def rows(trials: list[TrialRecord], best: TrialRecord | None, baseline: TrialRecord | None) -> list[dict[str, Any]]:
     base = baseline.samples_per_s if baseline is not None and baseline.ok else None
     out = []
     for t in trials:

@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from autotune.search.trial import CONFIRM, REJECTED, Trial
+from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
 # Differences below FLOOR are never worth more workers, however precise the measurements.
@@ -33,12 +33,12 @@ TARGET = 0.02
 Z = 2.0  # standard errors of a difference that still count as "within noise"
 
 
-def pick_best(trials: list[Trial]) -> Trial | None:
+def pick_best(trials: list[TrialRecord]) -> TrialRecord | None:
     measured = [t for t in trials if t.ok]
     return max(measured, key=lambda t: t.samples_per_s) if measured else None
 
 
-def find_baseline(trials: list[Trial]) -> Trial | None:
+def find_baseline(trials: list[TrialRecord]) -> TrialRecord | None:
     """The trial of PyTorch's defaults (in a shared study, not necessarily this process's first)."""
     return next((t for t in trials if t.config == PYTORCH_DEFAULTS), trials[0] if trials else None)
 
@@ -46,7 +46,7 @@ def find_baseline(trials: list[Trial]) -> Trial | None:
 @dataclass(frozen=True)
 class Candidate:
     config: LoaderConfig
-    trials: tuple[Trial, ...]  # its usable measurements
+    trials: tuple[TrialRecord, ...]  # its usable measurements
 
     @property
     def rates(self) -> list[float]:
@@ -55,7 +55,7 @@ class Candidate:
     @property
     def unbiased(self) -> list[float]:
         """The re-measurements where there are any (see the module's note), else every rate."""
-        again = [t.samples_per_s for t in self.trials if t.phase == CONFIRM]
+        again = [t.samples_per_s for t in self.trials if t.phase == Phase.CONFIRM]
         return again or self.rates
 
     @property
@@ -81,15 +81,15 @@ class Candidate:
         c = self.config
         return c.num_workers, c.effective_prefetch_factor, round(self.peak_pss_mib), c.pin_memory
 
-    def representative(self) -> Trial:
+    def representative(self) -> TrialRecord:
         """The measurement closest to the mean: the one whose details (shares, memory) are shown."""
         return min(self.trials, key=lambda t: abs(t.samples_per_s - self.mean))
 
 
-def group(trials: list[Trial]) -> list[Candidate]:
+def group(trials: list[TrialRecord]) -> list[Candidate]:
     """Usable measurements pooled per configuration; a configuration rejected once is out."""
-    rejected = {t.config for t in trials if t.status == REJECTED}
-    by_config: dict[LoaderConfig, list[Trial]] = {}
+    rejected = {t.config for t in trials if t.status == TrialStatus.REJECTED}
+    by_config: dict[LoaderConfig, list[TrialRecord]] = {}
     for t in trials:
         if t.ok and t.config not in rejected:
             by_config.setdefault(t.config, []).append(t)

@@ -65,8 +65,6 @@ class TuneOptions(BaseModel):
                                        " many ranks at once (one node of a multi-rank job), scored by"
                                        " the slowest; default: one, with the CPU budget of one rank"
                                        " of the ranks the environment announces")
-    ram_budget_mib: float | None = Field(None, gt=0, description="memory the tuner and its workers"
-                                         " may use (summed PSS); default: half the available RAM")
     resume: Path | None = Field(None, description="run folder of an earlier tuning to continue:"
                                 " its study, and its folder for the report")
     burst: BurstOptions = Field(default_factory=BurstOptions)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.search.choose import TARGET
-from autotune.search.trial import Trial
+from autotune.search.trial import TrialRecord
 
 # "Within a few percent of the device ceiling": a burst carries per-step costs the device probe
 # does not (the loader's hand-over, the telemetry thread), so it lands a few percent short of it
@@ -29,7 +29,7 @@ class StopRules:
     measured: int = 0
     since_gain: int = 0
 
-    def update(self, trial: Trial) -> None:
+    def update(self, trial: TrialRecord) -> None:
         self.measured += 1
         rate = trial.samples_per_s if trial.ok else None
         if rate is not None and rate > self.best * (1 + MIN_GAIN):

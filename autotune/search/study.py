@@ -17,7 +17,7 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
 from autotune.burst.result import BurstResult
-from autotune.search.trial import FAILED, OK, SEARCH, Trial
+from autotune.search.trial import TrialStatus, Phase, TrialRecord
 from autotune.space.config import LoaderConfig
 
 RDB_SCHEMES = ("sqlite", "postgresql", "mysql", "oracle", "mssql")
@@ -121,7 +121,7 @@ def open_study(*, seed: int | None, storage: str | Path | None = None,
                                load_if_exists=True)
 
 
-def _attrs(record: Trial) -> dict[str, Any]:
+def _attrs(record: TrialRecord) -> dict[str, Any]:
     attrs: dict[str, Any] = {ATTR_CONFIG: record.config.as_dict(), ATTR_NUMBER: record.number,
                              ATTR_STATUS: record.status, ATTR_PHASE: record.phase}
     if record.result is not None:
@@ -135,13 +135,13 @@ def _attrs(record: Trial) -> dict[str, Any]:
     return attrs
 
 
-def record(trial: optuna.Trial, record: Trial) -> None:
+def record(trial: optuna.Trial, record: TrialRecord) -> None:
     """Attach what was measured to the optuna trial before it is told."""
     for key, value in _attrs(record).items():
         trial.set_user_attr(key, value)
 
 
-def add_remeasurement(study: optuna.Study, record: Trial, over_ram_mib: float | None) -> None:
+def add_remeasurement(study: optuna.Study, record: TrialRecord, over_ram_mib: float | None) -> None:
     """A measurement of an already tried configuration, kept in the study as a finished trial of
     its own (without params: the sampler already knows the point)."""
     if record.result is None:  # failed: kept for the report, with no value
@@ -159,11 +159,11 @@ def describe_study(study: optuna.Study, workload: dict[str, Any], device: str) -
         study.set_user_attr(STUDY_DEVICE, device)
 
 
-def trials_of(study: optuna.Study) -> list[Trial]:
+def trials_of(study: optuna.Study) -> list[TrialRecord]:
     """Measured trials kept in the study (repeats told from the cache carry no config), in the
     order they ended: a study's own numbering is the order trials were asked for, and a seed
     enqueued early but measured late (or after a resume) would otherwise come first."""
-    out: list[Trial] = []
+    out: list[TrialRecord] = []
     finished = [t for t in study.get_trials(deepcopy=False) if t.datetime_complete is not None]
     for frozen in sorted(finished, key=lambda t: t.datetime_complete):
         attrs: dict[str, Any] = frozen.user_attrs
@@ -171,9 +171,10 @@ def trials_of(study: optuna.Study) -> list[Trial]:
             continue
         config = LoaderConfig(**attrs[ATTR_CONFIG])
         result = BurstResult.from_dict(attrs[ATTR_RESULT]) if ATTR_RESULT in attrs else None
-        status = OK if frozen.state == optuna.trial.TrialState.COMPLETE and result else FAILED
-        out.append(Trial(len(out), config, attrs.get(ATTR_STATUS, status), result=result,
-                         error=attrs.get(ATTR_ERROR), traceback=attrs.get(ATTR_TRACEBACK),
-                         phase=attrs.get(ATTR_PHASE, SEARCH),
-                         origin=attrs.get(ATTR_ORIGIN)))
+        complete = frozen.state == optuna.trial.TrialState.COMPLETE and result
+        status = TrialStatus(attrs.get(ATTR_STATUS) or (TrialStatus.OK if complete else TrialStatus.FAILED))
+        out.append(TrialRecord(len(out), config, status, result=result, error=attrs.get(ATTR_ERROR),
+                               traceback=attrs.get(ATTR_TRACEBACK),
+                               phase=Phase(attrs.get(ATTR_PHASE, Phase.SEARCH)),
+                               origin=attrs.get(ATTR_ORIGIN)))
     return out

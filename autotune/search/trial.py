@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from autotune.burst.result import BurstResult
@@ -11,20 +12,34 @@ from autotune.space.config import LoaderConfig
 if TYPE_CHECKING:
     from autotune.diagnosis.diagnose import Diagnosis
 
-OK, FAILED, PRUNED, REJECTED = "ok", "failed", "pruned", "rejected"
-SKIPPED = "skipped"  # not run: its estimated memory could not fit (search/guard.py)
-SEARCH, CONFIRM = "search", "confirm"  # found by the search / re-measured to choose among the best
+
+class TrialStatus(StrEnum):
+    """What became of a tried configuration (str-valued: stored in studies and JSON as is)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    PRUNED = "pruned"
+    REJECTED = "rejected"  # measured over the RAM budget
+    SKIPPED = "skipped"  # not run: its estimated memory could not fit (search/guard.py)
+
+
+class Phase(StrEnum):
+    """Why a configuration was measured."""
+
+    SEARCH = "search"  # proposed by the search
+    CONFIRM = "confirm"  # re-measured to choose among the best
+    GRID = "grid"  # a point of the bench's exhaustive grid
 
 
 @dataclass
-class Trial:
+class TrialRecord:
     number: int
     config: LoaderConfig
-    status: str
+    status: TrialStatus
     result: BurstResult | None = None
     error: str | None = None  # one line: why it failed, was skipped, pruned or rejected
     traceback: str | None = None  # the whole failure, for the run folder's failures file
-    phase: str = SEARCH
+    phase: Phase = Phase.SEARCH
     origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
     diagnosis: "Diagnosis | None" = None
     finished_s: float | None = None  # seconds from the start of tuning to the end of this trial
@@ -32,21 +47,21 @@ class Trial:
     @property
     def measured(self) -> bool:
         """A burst ran (and took time), whether it succeeded or failed."""
-        return self.status != SKIPPED
+        return self.status != TrialStatus.SKIPPED
 
     @property
     def ok(self) -> bool:
-        return self.status == OK and self.result is not None
+        return self.status == TrialStatus.OK and self.result is not None
 
     @property
     def samples_per_s(self) -> float | None:
         return self.result.samples_per_s if self.result else None
 
 
-def trial_counts(trials: list[Trial]) -> dict[str, int]:
+def trial_counts(trials: list[TrialRecord]) -> dict[str, int]:
     """How many search trials were measured (skipped ones ran no burst), how many bursts
     re-measured the best few, and how many were pruned or rejected."""
-    return {"trials": sum(1 for t in trials if t.phase == SEARCH and t.measured),
-            "remeasured": sum(1 for t in trials if t.phase == CONFIRM and t.measured),
-            "pruned": sum(1 for t in trials if t.status == PRUNED),
-            "rejected": sum(1 for t in trials if t.status == REJECTED)}
+    return {"trials": sum(1 for t in trials if t.phase == Phase.SEARCH and t.measured),
+            "remeasured": sum(1 for t in trials if t.phase == Phase.CONFIRM and t.measured),
+            "pruned": sum(1 for t in trials if t.status == TrialStatus.PRUNED),
+            "rejected": sum(1 for t in trials if t.status == TrialStatus.REJECTED)}

@@ -28,11 +28,11 @@ from autotune.burst.failure import describe_failure, failure_traceback
 from autotune.burst.result import BurstResult
 from autotune.burst.runner import ProgressHook, run_burst
 from autotune.burst.watchdog import time_limit
-from autotune.cluster.ledger import StudyLedger
-from autotune.cluster.ranks import RankGroup, WorkloadFactory
-from autotune.cluster.slurm_env import process_slot
+from autotune.search.ledger import StudyLedger
+from autotune.burst.ranks import RankGroup, WorkloadFactory
+from autotune.slurm_env import process_slot
 from autotune.diagnosis import Context, diagnose, explain
-from autotune.diagnosis.evidence import Ceilings as KnownCeilings
+from autotune.diagnosis.evidence import KnownCeilings
 from autotune.errors import AutotuneError, OptionsError, WorkloadError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -52,8 +52,7 @@ from autotune.search.seeding import seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.study import (add_remeasurement, claim_lock, describe_study, open_study, record,
                                    trials_of)
-from autotune.search.trial import (CONFIRM, FAILED, OK, PRUNED, REJECTED, SEARCH, SKIPPED, Trial,
-                                   trial_counts)
+from autotune.search.trial import Phase, TrialStatus, TrialRecord, trial_counts
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import SearchSpace, max_workers_for
@@ -79,12 +78,12 @@ SAFETY = 1.5
 
 
 @dataclass
-class Progress:
+class TuningProgress:
     done: int
     elapsed_s: float
     budget_s: float
     best_samples_per_s: float | None
-    last: Trial | None = None
+    last: TrialRecord | None = None
 
 
 @dataclass
@@ -93,9 +92,9 @@ class TuneResult:
     succeeded yet (a tuning interrupted early, or a broken workload)."""
 
     recipe: Recipe | None
-    trials: list[Trial]
-    best: Trial | None  # the chosen configuration's measurement closest to its mean
-    baseline: Trial | None
+    trials: list[TrialRecord]
+    best: TrialRecord | None  # the chosen configuration's measurement closest to its mean
+    baseline: TrialRecord | None
     workload: Workload
     device: torch.device
     elapsed_s: float
@@ -161,7 +160,7 @@ def build_space(batch: Any, device: torch.device, max_workers: int | None,
 
 class Tuner:
     def __init__(self, workload: Workload, options: TuneOptions,
-                 on_trial: Callable[[Progress], None] | None = None, ranks: RankGroup | None = None,
+                 on_trial: Callable[[TuningProgress], None] | None = None, ranks: RankGroup | None = None,
                  marks: PhaseHook | None = None, stop: StopSignals | None = None):
         self.t0 = time.perf_counter()  # the budget covers the probes and study set-up too
         if options.target_rate is not None:
@@ -197,7 +196,7 @@ class Tuner:
                             if self.device.type == "cuda" else None)
         # Resuming: the trials measured before count as this tuning's own (numbering, --trials).
         # The ledger keeps any configuration the study knows from being measured again.
-        self.trials: list[Trial] = trials_of(self.study) if options.resume is not None else []
+        self.trials: list[TrialRecord] = trials_of(self.study) if options.resume is not None else []
         self.ceilings: Ceilings | None = None
         self.stop_reason = ""
 
@@ -232,7 +231,7 @@ class Tuner:
                         on_progress=on_progress)
         return self.ranks.measure(config, settings, local) if self.ranks is not None else local()
 
-    def _measured(self) -> list[Trial]:
+    def _measured(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.measured]
 
     def broken(self) -> bool:
@@ -241,7 +240,7 @@ class Tuner:
         return (len(measured) >= BROKEN_AFTER_FAILURES and not any(t.ok for t in measured)
                 and any(t.config == PYTORCH_DEFAULTS for t in measured))
 
-    def _keep(self, trial: optuna.Trial | None, done: Trial) -> Trial:
+    def _keep(self, trial: optuna.Trial | None, done: TrialRecord) -> TrialRecord:
         """Persist the trial in the study as it ends (nothing measured is lost to a crash): as
         `trial`'s outcome in the search, as a re-measurement of its own otherwise."""
         over_mib = (done.result.host.peak_pss_mib - self.guard.budget_mib
@@ -250,13 +249,13 @@ class Tuner:
             add_remeasurement(self.study, done, over_mib)
         else:
             record(trial, done)
-            if done.result is not None and done.status in (OK, REJECTED):
+            if done.result is not None and done.status in (TrialStatus.OK, TrialStatus.REJECTED):
                 # Feasible when <= 0: the sampler learns where memory runs out.
                 trial.set_constraint("ram_mib", over_mib)
                 self.study.tell(trial, done.samples_per_s)
             else:
                 # Skipped or pruned: the sampler learns to avoid the region; failed: no value.
-                pruned = done.status in (SKIPPED, PRUNED)
+                pruned = done.status in (TrialStatus.SKIPPED, TrialStatus.PRUNED)
                 self.study.tell(trial, state=optuna.trial.TrialState.PRUNED if pruned
                                 else optuna.trial.TrialState.FAIL)
         self.trials.append(done)
@@ -265,16 +264,16 @@ class Tuner:
         return done
 
     def _run_trial(self, config: LoaderConfig, phase: str,
-                   trial: optuna.Trial | None = None) -> Trial | None:
+                   trial: optuna.Trial | None = None) -> TrialRecord | None:
         """The trial, measured, failed, pruned, rejected or skipped; None if a stop signal cut
         its burst short (it is then told to the study as failed without a record, so a resume
         measures it)."""
         number = len(self.trials)
-        made = partial(Trial, number, config, phase=phase, origin=self.origin)
+        made = partial(TrialRecord, number, config, phase=phase, origin=self.origin)
         main_mib = tree_memory_mib()[1]
         reason = self.guard.skip_reason(config, main_mib=main_mib)
         if reason is not None:
-            return self._keep(trial, made(SKIPPED, error=reason, finished_s=self._elapsed()))
+            return self._keep(trial, made(TrialStatus.SKIPPED, error=reason, finished_s=self._elapsed()))
         # The window may not outlast the budget; start-up and warm-up come on top.
         # The settle phase may take half the window's cap again (runner.settle).
         window_cap = max(self.options.burst.min_seconds, self._time_left() * 0.8 / 1.5)
@@ -289,7 +288,7 @@ class Tuner:
                 self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
             return None
         except optuna.TrialPruned as exc:
-            return self._keep(trial, made(PRUNED, error=str(exc), finished_s=self._elapsed()))
+            return self._keep(trial, made(TrialStatus.PRUNED, error=str(exc), finished_s=self._elapsed()))
         except AutotuneError:
             if trial is not None:
                 self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -299,15 +298,15 @@ class Tuner:
                 if trial is not None:
                     self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
                 return None
-            return self._keep(trial, made(FAILED, error=describe_failure(exc),
+            return self._keep(trial, made(TrialStatus.FAILED, error=describe_failure(exc),
                                           traceback=failure_traceback(exc),
                                           finished_s=self._elapsed()))
         self.guard.observe(result, main_mib)
         rejection = self.guard.rejection(result)
         if rejection is not None:
-            return self._keep(trial, made(REJECTED, result=result, error=rejection,
+            return self._keep(trial, made(TrialStatus.REJECTED, result=result, error=rejection,
                                           finished_s=self._elapsed()))
-        return self._keep(trial, made(OK, result=result, diagnosis=diagnose(result, self.context),
+        return self._keep(trial, made(TrialStatus.OK, result=result, diagnosis=diagnose(result, self.context),
                                       finished_s=self._elapsed()))
 
     def _reach(self, window_s: float) -> Reach | None:
@@ -353,7 +352,7 @@ class Tuner:
             return f"stopped by {self.stop.name}"
         if self.broken():
             return "the workload failed in every configuration"
-        searched = [t for t in self._measured() if t.phase == SEARCH]
+        searched = [t for t in self._measured() if t.phase == Phase.SEARCH]
         if self.options.max_trials is not None and len(searched) >= self.options.max_trials:
             return f"{len(searched)} trials (--trials)"
         if searched and (not self._fits_another() or
@@ -382,7 +381,7 @@ class Tuner:
                         break
                 continue
             repeats = 0
-            done = self._run_trial(config, SEARCH, trial)
+            done = self._run_trial(config, Phase.SEARCH, trial)
             if done is None:
                 reason = f"stopped by {self.stop.name}"
                 break
@@ -408,7 +407,7 @@ class Tuner:
                 continue  # failed, pruned or rejected once: not a candidate any more
             if out_of_band(config, group(self._all_trials())):
                 continue  # measured far behind the fastest: no longer a contender
-            if self._run_trial(config, CONFIRM) is None:
+            if self._run_trial(config, Phase.CONFIRM) is None:
                 return False
         return True
 
@@ -427,7 +426,7 @@ class Tuner:
         except Exception:
             return  # the recipe then says the loader ceiling was not measured
 
-    def _all_trials(self) -> list[Trial]:
+    def _all_trials(self) -> list[TrialRecord]:
         # Joining a named study, the result is the study's: every process's trials so far.
         return trials_of(self.study) if self.options.study_name is not None else self.trials
 
@@ -444,9 +443,9 @@ class Tuner:
             self._confirm()
         return self._result()
 
-    def _progress(self, last: Trial | None) -> Progress:
+    def _progress(self, last: TrialRecord | None) -> TuningProgress:
         best = pick_best(self.trials)
-        return Progress(len(self.trials), time.perf_counter() - self.t0, self.options.budget_s,
+        return TuningProgress(len(self.trials), time.perf_counter() - self.t0, self.options.budget_s,
                         best.samples_per_s if best else None, last)
 
     def _result(self) -> TuneResult:
@@ -496,7 +495,7 @@ class Tuner:
 
 
 def broken_workload_error(result: TuneResult) -> WorkloadError:
-    failed = [t for t in result.trials if t.status == FAILED]
+    failed = [t for t in result.trials if t.status == TrialStatus.FAILED]
     defaults = " (PyTorch's defaults included)" if any(t.config == PYTORCH_DEFAULTS for t in failed) else ""
     where = f"; tracebacks in {result.files['failures']}" if "failures" in result.files else ""
     return WorkloadError(f"workload '{result.workload.name}' is broken: it failed in all"
@@ -508,7 +507,7 @@ def broken_workload_error(result: TuneResult) -> WorkloadError:
 def over_budget_error(result: TuneResult) -> WorkloadError | None:
     """Every configuration that ran measured over the RAM budget: nothing may be recommended."""
     ran = [t for t in result.trials if t.result is not None]
-    if not ran or any(t.status != REJECTED for t in ran):
+    if not ran or any(t.status != TrialStatus.REJECTED for t in ran):
         return None
     return WorkloadError(f"workload '{result.workload.name}': every configuration that ran was"
                          f" rejected, first with {ran[0].error}; raise --ram-budget")
@@ -526,7 +525,7 @@ def _check_budgets(opts: TuneOptions) -> None:
                            f" defaults: {reason}")
 
 
-def tune(workload: Workload, *, on_trial: Callable[[Progress], None] | None = None,
+def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | None = None,
          workload_factory: WorkloadFactory | None = None, **options: Any) -> TuneResult:
     """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
     device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, ram_budget_mib,

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from autotune.cluster.slurm_env import ranks_on_node, slurm_allocation
+from autotune.slurm_env import ranks_on_node, slurm_allocation
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune.report.plots.style import BOTTLENECK_PART, PART_COLOURS, new_figure, save, style_axes
-from autotune.search.trial import Trial
+from autotune.search.trial import TrialRecord
 
 
-def plot_progress(trials: list[Trial], baseline: Trial, path: Path) -> Path:
+def plot_progress(trials: list[TrialRecord], baseline: TrialRecord, path: Path) -> Path:
     fig = new_figure()
     ax = fig.add_subplot()
     measured = [t for t in trials if t.ok and t.finished_s is not None]

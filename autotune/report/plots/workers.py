@@ -6,17 +6,17 @@ from pathlib import Path
 
 from autotune.diagnosis.effects import best_rate_by_workers
 from autotune.report.plots.style import LINE_COLOURS, new_figure, save, style_axes
-from autotune.search.trial import Trial
+from autotune.search.trial import TrialRecord
 
 
-def _best_points(trials: list[Trial]) -> dict[int, dict[int, float]]:
+def _best_points(trials: list[TrialRecord]) -> dict[int, dict[int, float]]:
     """prefetch_factor -> num_workers -> best rate (other knobs vary between trials)."""
     factors = {t.config.effective_prefetch_factor for t in trials if t.ok}
     return {pf: best_rate_by_workers([t for t in trials if t.config.effective_prefetch_factor == pf])
             for pf in factors}
 
 
-def plot_workers(trials: list[Trial], best: Trial, path: Path,
+def plot_workers(trials: list[TrialRecord], best: TrialRecord, path: Path,
                  device_ceiling: float | None = None, ceiling_label: str = "device ceiling",
                  tuned_rate: float | None = None) -> Path:
     """`tuned_rate`: the chosen configuration's mean over its measurements (the headline figure);
