@@ -117,3 +117,28 @@ def test_side_stream_prefetch_on_a_real_gpu():
     out = [b.sum().item() for b in DeviceLoader(batches, "cuda", non_blocking=True,
                                                  side_stream_prefetch=True)]
     assert out == [float(i * 4 * 3 * 8 * 8) for i in range(5)]
+
+
+def test_wrapped_loader_passes_sampler_dataset_batch_size_and_len_through():
+    """A drop-in: under DistributedSampler, `recipe.wrap(loader).sampler.set_epoch(e)` reshuffles."""
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    from autotune.recipe.model import Recipe
+    from autotune.space.config import LoaderConfig
+
+    dataset = TensorDataset(torch.arange(32).float())
+    sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=4, sampler=sampler)
+    recipe = Recipe.from_config(LoaderConfig(), measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0,
+                                                           "speedup": 1.0}, workload={}, environment={})
+    wrapped = recipe.wrap(loader, "cpu")
+    assert wrapped.sampler is sampler and wrapped.dataset is dataset
+    assert wrapped.batch_sampler is loader.batch_sampler
+    assert wrapped.batch_size == 4 and len(wrapped) == len(loader) == 4
+
+    def epoch(e: int) -> list[float]:
+        wrapped.sampler.set_epoch(e)
+        return [x for (batch,) in wrapped for x in batch.tolist()]
+    first, again, other = epoch(0), epoch(0), epoch(1)
+    assert sampler.epoch == 1 and first == again and first != other
+    assert len(first) == len(other) == len(set(first)) == 16  # this rank's half of each epoch

@@ -12,7 +12,6 @@ does on it before a full bench run does.
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from typing import Callable
@@ -27,7 +26,7 @@ from autotune.bench.workloads import BenchWorkload, select
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.errors import AutotuneError, OptionsError
 from autotune.search.options import BurstOptions
-from autotune.space.config import LoaderConfig
+from autotune.space.config import LoaderConfig, label_values
 from autotune.space.cpus import usable_cpus
 from autotune.verify.steady import measure_steady
 from autotune.workload.base import Workload
@@ -41,27 +40,17 @@ Log = Callable[[str], None]
 DEFAULT_CONFIGS = ("w0", "w2 pf2", "w8 pf4", "w8 pf8")
 QUICK_CONFIGS = ("w0", "w2 pf2", "w8 pf8")
 
-_FLAGS = {"persist": "persistent_workers", "pin": "pin_memory", "nb": "non_blocking",
-          "cl": "channels_last", "stream": "side_stream_prefetch"}
-
 
 def parse_config(label: str) -> LoaderConfig:
     """A configuration written as the tables write it: 'w8 pf4 persist', 'w0', 'w2 pf2 cl'."""
-    values: dict[str, object] = {}
-    for token in label.split():
-        workers, prefetch = re.fullmatch(r"w(\d+)", token), re.fullmatch(r"pf(\d+)", token)
-        if workers and "num_workers" not in values:
-            values["num_workers"] = int(workers.group(1))
-        elif prefetch and "prefetch_factor" not in values:
-            values["prefetch_factor"] = int(prefetch.group(1))
-        elif token in _FLAGS:
-            values[_FLAGS[token]] = True
-        else:
-            raise OptionsError(f"bad configuration {label!r} ({token!r}): write it as the tables"
-                               " do, e.g. 'w0', 'w2 pf2', 'w8 pf4 persist'")
+    try:
+        values = label_values(label)
+    except ValueError as exc:
+        raise OptionsError(f"bad configuration {label!r} ({exc}): write it as the tables do, e.g."
+                           " 'w0', 'w2 pf2', 'w8 pf4 persist'") from None
     if "num_workers" not in values:
         raise OptionsError(f"bad configuration {label!r}: it needs a worker count, e.g. 'w2 pf2'")
-    config = LoaderConfig(**values)  # type: ignore[arg-type]
+    config = LoaderConfig(**values)
     problems = config.problems(cuda=True)
     if problems:
         raise OptionsError(f"bad configuration {label!r}: {'; '.join(problems)}")

@@ -13,6 +13,7 @@ from autotune.errors import AutotuneError
 from autotune.search.guard import MemoryGuard
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
+from autotune.space.knobs import BY_NAME
 from autotune.space.space import SearchSpace
 from autotune.workload.base import Workload
 
@@ -21,14 +22,16 @@ QUICK_OFF = ("persistent_workers", "channels_last")
 
 
 def grid_configs(space: SearchSpace, off: tuple[str, ...] = ()) -> list[LoaderConfig]:
-    """Every valid point of the tuner's space, except those with a knob of `off` turned on."""
-    return [c for c in space.grid() if not any(getattr(c, knob) for knob in off)]
+    """Every valid point of the tuner's space, except those with a knob of `off` away from its
+    default."""
+    held = [BY_NAME[name] for name in off]
+    return [c for c in space.grid() if all(getattr(c, k.name) == k.default for k in held)]
 
 
 def coverage(space: SearchSpace, off: tuple[str, ...]) -> str:
     """What the grid covers, in words, for the report."""
     whole = "every valid point of the tuner's space"
-    held = [k for k in off if k != "channels_last" or space.channels_last_ok]
+    held = [name for name in off if space.searches(name)]
     return whole if not held else f"{whole} with {' and '.join(held)} off"
 
 

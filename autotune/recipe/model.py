@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_model, model_serializer,
+                      model_validator)
 from torch.utils.data import DataLoader
 
 from autotune.errors import RecipeError
 from autotune.space.config import LoaderConfig
+from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
 
 RECIPE_VERSION = 1
@@ -26,32 +28,33 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DataLoaderArgs(_Strict):
-    num_workers: int = Field(0, ge=0)
-    pin_memory: bool = False
-    prefetch_factor: int | None = Field(None, ge=1)
-    persistent_workers: bool = False
+def _fields(target: Target) -> dict[str, Any]:
+    """The pydantic fields of `target`'s knobs, from the registry."""
+    return {k.name: (k.annotation, Field(k.default, ge=k.minimum, description=k.doc))
+            for k in knobs_for(target)}
 
+
+class _LoaderArgsRules(_Strict):
     @model_validator(mode="after")
-    def _valid_for_workers(self) -> "DataLoaderArgs":
-        if self.num_workers == 0 and (self.prefetch_factor is not None or self.persistent_workers):
-            raise ValueError("prefetch_factor and persistent_workers need num_workers > 0")
+    def _valid_for_workers(self) -> "_LoaderArgsRules":
+        need = [k for k in knobs_for(Target.DATALOADER) if Needs.WORKERS in k.needs]
+        if self.num_workers == 0 and any(getattr(self, k.name) != k.default for k in need):
+            names = [k.name for k in need]
+            listed = " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+            raise ValueError(f"{listed} need num_workers > 0")
         return self
 
     @model_serializer(mode="wrap")
     def _only_valid(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        if data.get("prefetch_factor") is None:
-            data.pop("prefetch_factor", None)
-        if self.num_workers == 0:
-            data.pop("persistent_workers", None)
-        return data
+        # Exactly the arguments DataLoader takes for this num_workers.
+        return passed_to_torch(handler(self), Target.DATALOADER)
 
 
-class TransferArgs(_Strict):
-    non_blocking: bool = False
-    channels_last: bool = False
-    side_stream_prefetch: bool = False
+# Fields named exactly as the DataLoader arguments and DeviceLoader options they set.
+DataLoaderArgs = create_model("DataLoaderArgs", __base__=_LoaderArgsRules, __module__=__name__,
+                              **_fields(Target.DATALOADER))
+TransferArgs = create_model("TransferArgs", __base__=_Strict, __module__=__name__,
+                            **_fields(Target.TRANSFER))
 
 
 class Measured(BaseModel):
@@ -115,8 +118,8 @@ class Recipe(_Strict):
                               serialize_by_alias=True)
 
     autotune_recipe: Literal[1] = RECIPE_VERSION
-    loader_args: DataLoaderArgs = Field(alias="dataloader")
-    transfer: TransferArgs
+    loader_args: DataLoaderArgs = Field(alias="dataloader")  # type: ignore[valid-type]
+    transfer: TransferArgs  # type: ignore[valid-type]
     measured: Measured
     workload: dict[str, Any]
     environment: dict[str, Any]

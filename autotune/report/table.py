@@ -10,16 +10,15 @@ from rich.table import Table
 
 from autotune.diagnosis.split import split_step
 from autotune.search.trial import Phase, TrialRecord
-from autotune.space.config import KNOBS, LoaderConfig
+from autotune.space.config import KNOB_NAMES, LoaderConfig
+from autotune.space.knobs import KNOBS
 
 NA = "n/a"
 
 MEASURES = ("samples_per_s", "speedup", "data_wait_pct", "copy_pct", "compute_pct", "other_pct",
             "bottleneck", "gpu_util_pct", "peak_mem_mib")
-COLUMNS = ("trial", *KNOBS, *MEASURES, "status")
-HEADERS = {"trial": "#", "num_workers": "workers", "pin_memory": "pin", "prefetch_factor": "prefetch",
-           "persistent_workers": "persist", "non_blocking": "non_block", "channels_last": "ch_last",
-           "side_stream_prefetch": "stream", "samples_per_s": "samples/s", "speedup": "speedup",
+COLUMNS = ("trial", *KNOB_NAMES, *MEASURES, "status")
+HEADERS = {"trial": "#", **{k.name: k.header for k in KNOBS}, "samples_per_s": "samples/s", "speedup": "speedup",
            "data_wait_pct": "wait %", "copy_pct": "copy %", "compute_pct": "compute %",
            "other_pct": "other %", "bottleneck": "bottleneck", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak PSS MiB",
            "status": "status"}

@@ -3,9 +3,10 @@
 Every configuration's measurements are pooled into a Candidate. The noise is estimated from the
 configurations measured more than once, and only those compete: one lucky burst must not win.
 Among them, those whose mean throughput is within noise of the fastest mean are tied, and the
-cheapest wins: fewest workers, then smallest prefetch, then least RAM, then no pinning. Where the
-budget ended before the tie was resolved (band wider than TARGET), the cheapest within TARGET of
-the fastest mean wins instead, and the recipe names the unresolved ties.
+cheapest wins, in the knob registry's cost order: fewest workers, then smallest prefetch, then
+least RAM, then no pinning. Where the budget ended before the tie was resolved (band wider than
+TARGET), the cheapest within TARGET of the fastest mean wins instead, and the recipe names the
+unresolved ties.
 
 "Within noise" is never narrower than the noise measured: the band is Z standard errors of the
 difference of two means, however wide. The confirm phase re-measures tied candidates until that
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
+from autotune.space.knobs import RAM_COST_RANK, cost_order
 
 # Differences below FLOOR are never worth more workers, however precise the measurements.
 TOLERANCE_FLOOR = 0.01
@@ -76,10 +78,12 @@ class Candidate:
     def peak_pss_mib(self) -> float:
         return max(t.result.host.peak_pss_mib for t in self.trials)
 
-    def cost(self) -> tuple[int, int, int, bool]:
-        """Lexicographic: workers, prefetch, RAM (whole MiB: finer is measurement jitter), pinning."""
-        c = self.config
-        return c.num_workers, c.effective_prefetch_factor, round(self.peak_pss_mib), c.pin_memory
+    def cost(self) -> tuple[float, ...]:
+        """Lexicographic, in the registry's cost order (workers, prefetch, RAM, pinning, ...), the
+        measured RAM in whole MiB: finer is measurement jitter."""
+        costs = [(k.cost_rank, self.config.cost_of(k)) for k in cost_order()]
+        costs.append((RAM_COST_RANK, round(self.peak_pss_mib)))
+        return tuple(cost for _, cost in sorted(costs, key=lambda rank_cost: rank_cost[0]))
 
     def representative(self) -> TrialRecord:
         """The measurement closest to the mean: the one whose details (shares, memory) are shown."""

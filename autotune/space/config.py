@@ -1,62 +1,55 @@
-"""One point of the search space: the seven knobs and the rules that make a point valid."""
+"""One point of the search space: a value for every knob of the registry (knobs.py), and the rules
+that make a point valid. The dataclass's fields are made from the registry, in its order."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+import re
+from dataclasses import asdict, field, fields, make_dataclass
 from typing import Any
 
-# Knob names are exactly the torch argument names they set (DataLoader / Tensor.to), plus the
-# side-stream prefetcher. The first four go to DataLoader, the rest to the transfer wrapper.
-DATALOADER_KNOBS = ("num_workers", "pin_memory", "prefetch_factor", "persistent_workers")
-TRANSFER_KNOBS = ("non_blocking", "channels_last", "side_stream_prefetch")
-KNOBS = DATALOADER_KNOBS + TRANSFER_KNOBS
+from autotune.space.knobs import BY_NAME, KNOBS, Facts, Kind, Knob, Needs, Target, passed_to_torch
+
+# Kept for readers of the knob names by target (tables, plots, bench grids).
+DATALOADER_KNOBS = tuple(k.name for k in KNOBS if k.target is Target.DATALOADER)
+TRANSFER_KNOBS = tuple(k.name for k in KNOBS if k.target is Target.TRANSFER)
+KNOB_NAMES = tuple(k.name for k in KNOBS)
 
 
-@dataclass(frozen=True)
-class LoaderConfig:
-    num_workers: int = 0
-    pin_memory: bool = False
-    prefetch_factor: int | None = None
-    persistent_workers: bool = False
-    non_blocking: bool = False
-    channels_last: bool = False
-    side_stream_prefetch: bool = False
+class _ConfigRules:
+    """The behaviour of LoaderConfig; its fields come from the registry."""
+
+    num_workers: int
+    prefetch_factor: int | None
 
     def problems(self, *, cuda: bool, channels_last_ok: bool = True) -> list[str]:
         """Every rule this point breaks; empty when valid."""
+        facts = Facts(workers=self.num_workers > 0, cuda=cuda, image_batch=channels_last_ok)
         out = []
-        if self.num_workers < 0:
-            out.append("num_workers must be >= 0")
-        if self.num_workers == 0 and self.prefetch_factor is not None:
-            out.append("prefetch_factor needs num_workers > 0")
-        if self.num_workers == 0 and self.persistent_workers:
-            out.append("persistent_workers needs num_workers > 0")
-        if self.prefetch_factor is not None and self.prefetch_factor < 1:
-            out.append("prefetch_factor must be >= 1")
-        if not cuda:
-            for knob in ("pin_memory", "non_blocking", "side_stream_prefetch"):
-                if getattr(self, knob):
-                    out.append(f"{knob} needs a CUDA device")
-        if self.channels_last and not channels_last_ok:
-            out.append("channels_last needs 4-D floating-point inputs")
+        for knob in KNOBS:
+            value = getattr(self, knob.name)
+            if knob.minimum is not None and value is not None and value < knob.minimum:
+                out.append(f"{knob.name} must be >= {knob.minimum}")
+            if value != knob.default:
+                out += [f"{knob.name} needs {need}" for need in knob.needs if not facts.meets(need)]
         return out
 
     def dataloader_kwargs(self) -> dict[str, Any]:
         """DataLoader arguments, only those valid for this num_workers."""
-        kwargs: dict[str, Any] = {"num_workers": self.num_workers, "pin_memory": self.pin_memory}
-        if self.num_workers > 0:
-            if self.prefetch_factor is not None:
-                kwargs["prefetch_factor"] = self.prefetch_factor
-            kwargs["persistent_workers"] = self.persistent_workers
-        return kwargs
+        return passed_to_torch(self.as_dict(), Target.DATALOADER)
 
-    def transfer_kwargs(self) -> dict[str, bool]:
-        return {k: getattr(self, k) for k in TRANSFER_KNOBS}
+    def transfer_kwargs(self) -> dict[str, Any]:
+        return passed_to_torch(self.as_dict(), Target.TRANSFER)
+
+    def cost_of(self, knob: Knob) -> float:
+        """What `knob`'s value costs (the registry's `cost`): nothing where it has no effect."""
+        if Needs.WORKERS in knob.needs and self.num_workers == 0:
+            return 0.0
+        return knob.cost(knob.effective(getattr(self, knob.name)))
 
     @property
     def effective_prefetch_factor(self) -> int:
         """Batches each worker keeps in flight (torch's default is 2)."""
-        return 0 if self.num_workers == 0 else (self.prefetch_factor or 2)
+        return 0 if self.num_workers == 0 else BY_NAME["prefetch_factor"].effective(self.prefetch_factor)
 
     @property
     def prefetch_depth(self) -> int:
@@ -64,24 +57,51 @@ class LoaderConfig:
         return self.num_workers * self.effective_prefetch_factor
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self)  # type: ignore[call-overload]
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "LoaderConfig":
-        names = {f.name for f in fields(cls)}
+    def from_params(cls, params: dict[str, Any]) -> Any:
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
         return cls(**{k: v for k, v in params.items() if k in names})
 
     def label(self) -> str:
-        """Short human label, e.g. 'w4 pf2 persist pin nb cl stream'."""
-        parts = [f"w{self.num_workers}"]
-        if self.num_workers:
-            parts.append(f"pf{self.effective_prefetch_factor}")
-        for knob, short in (("persistent_workers", "persist"), ("pin_memory", "pin"),
-                            ("non_blocking", "nb"), ("channels_last", "cl"),
-                            ("side_stream_prefetch", "stream")):
-            if getattr(self, knob):
-                parts.append(short)
-        return " ".join(parts)
+        """Short human label, e.g. 'w4 pf2 pin persist nb cl stream': counts first, then the
+        flags that are set, each in the registry's order."""
+        shown = [k for k in KNOBS if self.num_workers > 0 or Needs.WORKERS not in k.needs]
+        ordered = sorted(shown, key=lambda k: k.kind is not Kind.COUNT)
+        return " ".join(t for k in ordered if (t := k.label(getattr(self, k.name))) is not None)
 
+    @classmethod
+    def from_label(cls, label: str) -> Any:
+        """The configuration a label names ('w8 pf4 persist'); the knobs it omits at their
+        defaults. ValueError on a token no knob has; validity is for `problems`."""
+        return cls(**label_values(label))
+
+
+def label_values(label: str) -> dict[str, Any]:
+    """The knob values a label names, by knob name."""
+    values: dict[str, Any] = {}
+    for token in label.split():
+        knob, value = _parse_token(token)
+        if knob.name in values:
+            raise ValueError(f"{token!r} repeats {knob.name}")
+        values[knob.name] = value
+    return values
+
+
+def _parse_token(token: str) -> tuple[Knob, Any]:
+    for knob in KNOBS:
+        if knob.kind is Kind.COUNT and (m := re.fullmatch(rf"{knob.short}(\d+)", token)):
+            return knob, int(m.group(1))
+        if knob.kind is Kind.FLAG and token == knob.short:
+            return knob, not knob.default
+    raise ValueError(f"{token!r} is no knob's label")
+
+
+LoaderConfig = make_dataclass(
+    "LoaderConfig", [(k.name, k.annotation, field(default=k.default)) for k in KNOBS],
+    bases=(_ConfigRules,), frozen=True)
+LoaderConfig.__module__ = __name__  # pickled by reference (configurations travel to other ranks)
+LoaderConfig.__doc__ = "A value for every knob; fields named exactly as the torch arguments."
 
 PYTORCH_DEFAULTS = LoaderConfig()

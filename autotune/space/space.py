@@ -1,18 +1,21 @@
-"""The search space: which values each knob may take on this machine, for this workload."""
+"""The search space: which values each knob of the registry may take on this machine, for this
+workload. Suggesting, the optuna params of a point, the grid and the nearest points all walk the
+registry: a knob applies where its needs are met and the installed torch has it."""
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
-from autotune.space.config import KNOBS, LoaderConfig
+from autotune.space.config import LoaderConfig
+from autotune.space.knobs import BY_NAME, KNOBS, Facts, Knob, cost_order
 
 # Beyond the core count: workers that wait on storage or network sleep, so more of them than
 # cores still raises throughput. 4x is where tf.data-style tuners also stop looking.
 WORKERS_PER_CPU = 4
 DEFAULT_MAX_WORKERS = 32
-PREFETCH_FACTORS = (1, 2, 4, 8)
+WORKERS = BY_NAME["num_workers"]
 
 
 def max_workers_for(usable_cpus: int, cap: int = DEFAULT_MAX_WORKERS) -> int:
@@ -24,7 +27,7 @@ class SearchSpace:
     max_workers: int
     cuda: bool
     channels_last_ok: bool
-    prefetch_factors: tuple[int, ...] = PREFETCH_FACTORS
+    opted_in: frozenset[str] = frozenset()  # opt-in knobs (knobs.Knob.opt_in) the user asked for
 
     def problems(self, config: LoaderConfig) -> list[str]:
         out = config.problems(cuda=self.cuda, channels_last_ok=self.channels_last_ok)
@@ -32,53 +35,47 @@ class SearchSpace:
             out.append(f"num_workers={config.num_workers} exceeds the cap of {self.max_workers}")
         return out
 
-    def suggest(self, trial) -> LoaderConfig:
-        """Define-by-run: conditional knobs are only asked for where they are valid."""
-        workers = trial.suggest_int("num_workers", 0, self.max_workers)
-        prefetch, persistent = None, False
-        if workers > 0:
-            prefetch = trial.suggest_categorical("prefetch_factor", list(self.prefetch_factors))
-            persistent = trial.suggest_categorical("persistent_workers", [False, True])
-        pin = non_blocking = stream = False
-        if self.cuda:
-            pin = trial.suggest_categorical("pin_memory", [False, True])
-            non_blocking = trial.suggest_categorical("non_blocking", [False, True])
-            stream = trial.suggest_categorical("side_stream_prefetch", [False, True])
-        channels_last = False
-        if self.channels_last_ok:
-            channels_last = trial.suggest_categorical("channels_last", [False, True])
-        return LoaderConfig(workers, pin, prefetch, persistent, non_blocking, channels_last, stream)
+    def applies(self, knob: Knob, workers: int) -> bool:
+        """Whether `knob` is searched here, at this worker count."""
+        facts = Facts(workers=workers > 0, cuda=self.cuda, image_batch=self.channels_last_ok)
+        wanted = not knob.opt_in or knob.name in self.opted_in
+        return wanted and knob.supported() and all(facts.meets(need) for need in knob.needs)
 
-    def params(self, config: LoaderConfig) -> dict:
+    def searches(self, name: str) -> bool:
+        """Whether the knob is searched at some worker count (is part of this space at all)."""
+        return self.applies(BY_NAME[name], self.max_workers)
+
+    def values(self, knob: Knob) -> tuple[Any, ...]:
+        return tuple(range(self.max_workers + 1)) if knob is WORKERS else knob.values
+
+    def suggest(self, trial) -> LoaderConfig:
+        """Define-by-run: a knob is asked for only where it applies (num_workers first)."""
+        workers = trial.suggest_int(WORKERS.name, 0, self.max_workers)
+        values = {WORKERS.name: workers}
+        for knob in KNOBS[1:]:
+            if self.applies(knob, workers):
+                values[knob.name] = trial.suggest_categorical(knob.name, list(self.values(knob)))
+        return LoaderConfig(**values)
+
+    def params(self, config: LoaderConfig) -> dict[str, Any]:
         """The optuna params `suggest` would ask for to produce `config` (for enqueue_trial)."""
-        names = ["num_workers"]
-        if config.num_workers > 0:
-            names += ["prefetch_factor", "persistent_workers"]
-        if self.cuda:
-            names += ["pin_memory", "non_blocking", "side_stream_prefetch"]
-        if self.channels_last_ok:
-            names.append("channels_last")
-        params = {name: getattr(config, name) for name in names}
-        if config.num_workers > 0:
-            params["prefetch_factor"] = config.effective_prefetch_factor
-        return params
+        return {k.name: k.effective(getattr(config, k.name)) for k in KNOBS
+                if k is WORKERS or self.applies(k, config.num_workers)}
 
     def grid(self, workers: list[int] | None = None) -> Iterator[LoaderConfig]:
-        """Every valid point (optionally over a subset of worker counts): the exhaustive baseline."""
-        bools = (False, True)
-        device_choices = list(itertools.product(bools, bools, bools)) if self.cuda else [(False,) * 3]
-        layout_choices = bools if self.channels_last_ok else (False,)
-        for w in workers if workers is not None else range(self.max_workers + 1):
-            loader_choices = ([(None, False)] if w == 0
-                              else list(itertools.product(self.prefetch_factors, bools)))
-            for (pf, persist), (pin, nb, stream), cl in itertools.product(
-                    loader_choices, device_choices, layout_choices):
-                yield LoaderConfig(w, pin, pf, persist, nb, cl, stream)
+        """Every valid point (optionally over a subset of worker counts): the exhaustive baseline,
+        cheapest first (the knobs that decide cost vary slowest)."""
+        others = [k for k in (*cost_order(), *KNOBS) if k is not WORKERS]
+        others = list(dict.fromkeys(others))  # each knob once, cost order first
+        for w in workers if workers is not None else self.values(WORKERS):
+            choices = [self.values(k) if self.applies(k, w) else (k.default,) for k in others]
+            for combo in itertools.product(*choices):
+                yield LoaderConfig(num_workers=w, **{k.name: v for k, v in zip(others, combo)})
 
     def nearest_first(self, config: LoaderConfig) -> list[LoaderConfig]:
         """Every valid point, the closest to `config` first: fewest workers apart, then fewest
         other knobs changed, then the grid's order (cheapest first)."""
-        others = [k for k in KNOBS if k != "num_workers"]
+        others = [k.name for k in KNOBS if k is not WORKERS]
 
         def distance(other: LoaderConfig) -> tuple[int, int]:
             changed = sum(getattr(other, k) != getattr(config, k) for k in others)

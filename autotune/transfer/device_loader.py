@@ -39,8 +39,26 @@ class DeviceLoader:
         # (an exception's traceback can otherwise keep it, and its workers, alive).
         self.iterator: Iterator[Any] | None = None
 
+    # A drop-in for the loader it wraps (as timm's PrefetchLoader): what training loops read of a
+    # DataLoader passes through, so `wrapped.sampler.set_epoch(epoch)` reaches a DistributedSampler.
     def __len__(self) -> int:
         return len(self.loader)  # type: ignore[arg-type]
+
+    @property
+    def sampler(self) -> Any:
+        return self.loader.sampler  # type: ignore[attr-defined]
+
+    @property
+    def batch_sampler(self) -> Any:
+        return self.loader.batch_sampler  # type: ignore[attr-defined]
+
+    @property
+    def dataset(self) -> Any:
+        return self.loader.dataset  # type: ignore[attr-defined]
+
+    @property
+    def batch_size(self) -> int | None:
+        return self.loader.batch_size  # type: ignore[attr-defined]
 
     def _move(self, batch: Any) -> Any:
         return move_to_device(batch, self.device, self.non_blocking, self.channels_last)
