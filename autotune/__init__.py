@@ -1,9 +1,10 @@
 """autotune: find the DataLoader settings that keep your accelerator fed, by measuring them."""
 
+from autotune.api import tune
 from autotune.errors import AutotuneError, RecipeError, WorkloadError
 from autotune.recipe.model import Recipe, load_recipe
 from autotune.search.interrupt import TuningInterrupted
-from autotune.search.tuner import TuneResult, tune
+from autotune.search.result import TuneResult
 from autotune.transfer.device_loader import DeviceLoader
 from autotune import verify  # callable: autotune.verify(run_dir_or_recipe, ...)
 from autotune.workload.base import Workload

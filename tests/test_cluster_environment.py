@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from autotune.cli.app import app
-from autotune.search.tuner import tune
+from autotune.api import tune
 from autotune.workload.simulated import SimSpec, simulated_workload
 
 SLURM_TASK = {"SLURM_JOB_ID": "105", "SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": "5",

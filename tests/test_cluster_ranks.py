@@ -11,7 +11,7 @@ import torch
 from autotune.burst.result import BurstResult
 from autotune.burst.ranks import backend_for, slowest, spec_factory
 from autotune.errors import OptionsError, WorkloadError
-from autotune.search.tuner import tune
+from autotune.api import tune
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.telemetry.host import HostStats
 from autotune.workload.options import WorkloadOptions

@@ -49,14 +49,14 @@ def start_together(tmp_path: Path, code: str, count: int, env: dict[str, str] | 
 
 RAW_WRITER = """
     from autotune.search.study import open_study, record
-    from autotune.search.trial import FAILED, Trial
+    from autotune.search.trial import TrialRecord, TrialStatus
     from autotune.space.config import LoaderConfig
     me = int(sys.argv[1])
     study = open_study(seed=me, storage={storage!r}, study_name="raw")
     for i in range({per_writer}):
         trial = study.ask()
         config = LoaderConfig(num_workers=me * 1000 + i)
-        record(trial, Trial(i, config, FAILED, error=f"writer {{me}} trial {{i}}"))
+        record(trial, TrialRecord(i, config, TrialStatus.FAILED, error=f"writer {{me}} trial {{i}}"))
         study.tell(trial, float(me * 1000 + i))
 """
 
@@ -166,7 +166,7 @@ def _stuck_tuner(max_trials: int | None, monkeypatch) -> Tuner:
                                         max_workers=1, device="cpu", ram_budget_mib=1e6))
     tuner.study.sampler = StuckSampler(tuner.space.params(cfg(1)))
     rates = iter(range(100, 10_000, 10))
-    tuner.measure = lambda config, max_seconds=None, on_progress=None: burst(config, next(rates))
+    tuner.bursts.measure = lambda config, max_seconds=None, on_progress=None: burst(config, next(rates))
     return tuner
 
 

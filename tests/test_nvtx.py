@@ -44,7 +44,7 @@ def test_phase_ranges_and_range_cost():
 
 def test_tune_with_nvtx_marks_every_phase_and_unpatches(monkeypatch, tmp_path):
     fake = FakeNvtx()
-    monkeypatch.setattr("autotune.search.tuner.load_nvtx", lambda: fake)
+    monkeypatch.setattr("autotune.api.load_nvtx", lambda: fake)
     original = torch_fetch._MapDatasetFetcher.__dict__["fetch"]
     workload = simulated_workload(SimSpec.parse("cpu_ms=0.1,step_ms=2,batch=8,length=512"))
     result = tune(workload, max_trials=1, budget_s=30, nvtx=True, results_dir=tmp_path,
@@ -59,7 +59,7 @@ def test_tune_with_nvtx_marks_every_phase_and_unpatches(monkeypatch, tmp_path):
 def test_nvtx_unavailable_is_a_one_line_error(monkeypatch, tmp_path):
     from autotune.errors import OptionsError
 
-    monkeypatch.setattr("autotune.search.tuner.load_nvtx", lambda: None)
+    monkeypatch.setattr("autotune.api.load_nvtx", lambda: None)
     workload = simulated_workload(SimSpec.parse("length=512"))
     with pytest.raises(OptionsError, match="--nvtx"):
         tune(workload, max_trials=1, nvtx=True, results_dir=tmp_path)

@@ -15,7 +15,7 @@ from autotune.probe.loader import LoaderProbe
 from autotune.burst.runner import BurstSettings
 from autotune.probe.run import probe_loader, run_probes
 from autotune.search.seeding import seed_configs
-from autotune.search.tuner import build_space, probe_batch
+from autotune.search.setup import build_space, probe_batch
 from autotune.space.space import SearchSpace
 from autotune.workload import accelerator, simulated
 from autotune.workload.simulated import SimSpec, simulated_workload

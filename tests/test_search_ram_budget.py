@@ -13,7 +13,7 @@ from autotune.burst.runner import run_burst
 from autotune.report.table import rows
 from autotune.search.guard import MemoryGuard
 from autotune.search.trial import TrialStatus
-from autotune.search.tuner import tune
+from autotune.api import tune
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
 from autotune.workload.simulated import SleepStep

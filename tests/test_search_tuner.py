@@ -6,7 +6,7 @@ import pytest
 
 from autotune import environment
 from autotune.search.trial import Phase
-from autotune.search.tuner import tune
+from autotune.api import tune
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.simulated import SimSpec, simulated_workload
 

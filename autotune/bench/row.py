@@ -12,7 +12,7 @@ from autotune.bench.targets import beyond_cores_faster, evaluate
 from autotune.bench.workloads import BenchWorkload
 from autotune.bench.worst import TuningFigures, worst_of
 from autotune.search.trial import TrialStatus, trial_counts
-from autotune.search.tuner import TuneResult
+from autotune.search.result import TuneResult
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
 # The roles a configuration can play in the side-by-side run (and tuned_role(seed) for each tuning).

@@ -12,6 +12,7 @@ from typing import Callable
 import torch
 
 from autotune import environment
+from autotune.api import tune
 from autotune.bench.compare import side_by_side
 from autotune.bench.grid import QUICK_OFF, coverage, grid_configs, run_grid
 from autotune.bench.model import BenchReport, BenchRow
@@ -21,7 +22,8 @@ from autotune.bench.workloads import BenchWorkload, select
 from autotune.errors import WorkloadError
 from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.options import BurstOptions
-from autotune.search.tuner import TuneResult, batch_mib, build_space, probe_batch, tune
+from autotune.search.result import TuneResult
+from autotune.search.setup import batch_mib, build_space, probe_batch
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import SearchSpace

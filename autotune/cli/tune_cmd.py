@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from autotune.api import tune as run_tuning
 from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_errors, option_error,
                                  print_diagnosis)
 from autotune.burst.ranks import spec_factory
@@ -17,9 +18,7 @@ from autotune.recipe.model import Measured
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
-from autotune.search.tuner import TuningProgress
-from autotune.search.tuner import TuneResult
-from autotune.search.tuner import tune as run_tuning
+from autotune.search.result import TuneResult, TuningProgress
 from autotune.verify.source import record_spec
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload

@@ -1,8 +1,9 @@
 """Merge what many processes wrote into a shared study (or a sweep of studies) into recipes.
 
 A sweep's studies are NAME/POINT (see `sbatch.POINT_SEPARATOR`); the study NAME itself is the
-search split across tasks. Each study rebuilds its trials from the storage alone (`trials_of`),
-and its recipe carries the environment of the node where its best configuration was measured.
+search split across tasks. Each study rebuilds its trials from the storage alone (`trials_of`)
+and is assembled as a tuning is (search/assemble.py); its recipe carries the environment of the
+node where its best configuration was measured.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import optuna
 import torch
 
 from autotune.cluster.sbatch import POINT_SEPARATOR
+from autotune.diagnosis import Context
 from autotune.errors import OptionsError
-from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
-from autotune.search.choose import choose, find_baseline, group
+from autotune.search.assemble import assemble, pick
 from autotune.search.study import STUDY_DEVICE, STUDY_WORKLOAD, make_storage, trials_of
-from autotune.search.trial import TrialRecord, trial_counts
+from autotune.search.trial import TrialRecord
+from autotune.space.cpus import usable_cpus
 
 
 def nodes_of(trials: list[TrialRecord]) -> list[str]:
@@ -53,22 +55,24 @@ def sweep_studies(storage: str, name: str) -> list[str]:
     return found
 
 
+def merge_context(best: TrialRecord | None) -> Context:
+    """What the verdicts judge CPU use against: the usable CPUs recorded where the chosen
+    configuration was measured (its trial's origin); failing that, this merging machine's."""
+    recorded = (best.origin or {}).get("usable_cpus") if best is not None else None
+    return Context(usable_cpus=recorded or usable_cpus().count)
+
+
 def merge_study(storage: str, name: str, base: str | None = None) -> StudyReport:
     study = optuna.load_study(study_name=name, storage=make_storage(storage))
     trials = trials_of(study)
     point = name[len(base) + 1:] if base is not None and name != base else None
-    # The same choice as the tuner's: the cheapest configuration within noise of the fastest.
-    choice, baseline = choose(group(trials)), find_baseline(trials)
-    best = choice.chosen.representative() if choice is not None else None
-    recipe = None
-    if choice is not None and best is not None and baseline is not None:
-        workload: dict[str, Any] = study.user_attrs.get(STUDY_WORKLOAD, {"name": name})
-        device = torch.device(study.user_attrs.get(STUDY_DEVICE, "cpu"))
-        where = {**(best.origin or {}), "study": name, "measured_on_nodes": nodes_of(trials)}
-        recipe = build_recipe(best.result, baseline.result if baseline.ok else None, workload,
-                              device, environment_block=where, samples_per_s=choice.chosen.mean,
-                              **trial_counts(trials))
-    return StudyReport(name, point, trials, best, baseline, recipe)
+    # Chosen and assembled as a tuning is: the cheapest configuration within noise of the fastest.
+    outcome = pick(trials)
+    workload: dict[str, Any] = study.user_attrs.get(STUDY_WORKLOAD, {"name": name})
+    device = torch.device(study.user_attrs.get(STUDY_DEVICE, "cpu"))
+    assemble(outcome, merge_context(outcome.best), workload=workload, device=device,
+             where={"study": name, "measured_on_nodes": nodes_of(trials)})
+    return StudyReport(name, point, trials, outcome.best, outcome.baseline, outcome.recipe)
 
 
 def merge(storage: str, name: str) -> list[StudyReport]:

@@ -10,7 +10,7 @@ from autotune.diagnosis.diagnose import Diagnosis
 from autotune.report.table import NA
 
 if TYPE_CHECKING:
-    from autotune.search.tuner import TuneResult
+    from autotune.search.result import TuneResult
 
 TOP_TRIALS = 5
 # (label, key in the evidence record, unit suffix)

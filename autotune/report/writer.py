@@ -1,52 +1,20 @@
-"""The run folder: study.journal (every trial, written as it ends), recipe.json, trials.md,
-trials.csv, report.md with its plots, and failures.txt with the full traceback of each failed
-trial."""
+"""The report files of a tuning, written into its run folder (claimed by autotune/run_folder.py,
+which also keeps the study.journal there): recipe.json, trials.md, trials.csv, report.md with its
+plots, and failures.txt with the full traceback of each failed trial."""
 
 from __future__ import annotations
 
-import os
-import re
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autotune.diagnosis.split import split_step
-from autotune.errors import OptionsError
 from autotune.report import summary, table
 from autotune.report.plots import plot_progress, plot_split, plot_workers
 
 if TYPE_CHECKING:
-    from autotune.search.tuner import TuneResult
+    from autotune.search.result import TuneResult
 
-STUDY_FILE = "study.journal"
 FAILURES_FILE = "failures.txt"
-
-
-def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / f".write-test-{os.getpid()}"  # array tasks may probe one folder at once
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise OptionsError(f"{flag} {shown} is not writable ({exc.strerror or exc})") from None
-
-
-def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
-    base = Path(results_dir) / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
-    _check_writable(base.parent, Path(results_dir), "--results-dir")
-    run_dir, n = base, 1
-    while True:  # claimed by creating it: array tasks starting in the same second get one each
-        try:
-            run_dir.mkdir()
-            return run_dir
-        except FileExistsError:
-            n += 1
-            run_dir = base.with_name(f"{base.name}-{n}")
-        except OSError as exc:
-            raise OptionsError(f"--results-dir {results_dir} is not writable"
-                               f" ({exc.strerror or exc})") from None
 
 
 def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
@@ -62,16 +30,6 @@ def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
                                 result.recipe.measured.samples_per_s if result.recipe else None),
         "progress": plot_progress(result.trials, result.baseline, plot_dir / "progress.png"),
     }
-
-
-def existing_run_dir(path: Path) -> Path:
-    """The run folder of an earlier tuning, to continue in."""
-    run_dir = Path(path).expanduser()
-    if not run_dir.is_dir():
-        raise OptionsError(f"--resume {path}: no such run folder (give the folder `autotune tune`"
-                           " printed, e.g. results/runs/DATE-WORKLOAD)")
-    _check_writable(run_dir, run_dir, "--resume")
-    return run_dir
 
 
 def _failures(result: "TuneResult") -> str:

@@ -107,15 +107,21 @@ def claim_lock(target: str | Path | None) -> AbstractContextManager[None]:
     return _FileLock(str(_journal_path(target)) + ".claims")
 
 
-def open_study(*, seed: int | None, storage: str | Path | None = None,
-               study_name: str | None = None,
-               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+def default_sampler(seed: int | None) -> optuna.samplers.BaseSampler:
     with warnings.catch_warnings():
         # multivariate/group are marked experimental, and are what a conditional space needs.
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True,
-                                             group=True)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True,
+                                          group=True)
+
+
+def open_study(*, seed: int | None, storage: str | Path | None = None,
+               study_name: str | None = None,
+               sampler: optuna.samplers.BaseSampler | None = None,
+               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+    """`sampler`: by default the seeded TPE sampler of `default_sampler`."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = sampler if sampler is not None else default_sampler(seed)
     return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner,
                                storage=make_storage(storage), study_name=study_name,
                                load_if_exists=True)
@@ -141,12 +147,12 @@ def record(trial: optuna.Trial, record: TrialRecord) -> None:
         trial.set_user_attr(key, value)
 
 
-def add_remeasurement(study: optuna.Study, record: TrialRecord, over_ram_mib: float | None) -> None:
+def add_remeasurement(study: optuna.Study, record: TrialRecord, state: optuna.trial.TrialState,
+                      over_ram_mib: float | None) -> None:
     """A measurement of an already tried configuration, kept in the study as a finished trial of
-    its own (without params: the sampler already knows the point)."""
-    if record.result is None:  # failed: kept for the report, with no value
-        study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL,
-                                                  user_attrs=_attrs(record)))
+    its own (without params: the sampler already knows the point), in `state`."""
+    if state != optuna.trial.TrialState.COMPLETE:  # kept for the report, with no value
+        study.add_trial(optuna.trial.create_trial(state=state, user_attrs=_attrs(record)))
         return
     study.add_trial(optuna.trial.create_trial(value=record.samples_per_s, user_attrs=_attrs(record),
                                               constraints={"ram_mib": over_ram_mib or 0.0}))

@@ -1,0 +1,113 @@
+"""`autotune.tune`: the public entry point. It checks the options, claims the run folder, runs the
+Tuner under the stop signals (with helper ranks and NVTX ranges when asked), writes the report,
+and turns what cannot be recommended into an error.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any, Callable
+
+from autotune.burst.ranks import RankGroup, WorkloadFactory
+from autotune.errors import OptionsError, WorkloadError
+from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases, range_cost
+from autotune.profiling.trace import record_trace
+from autotune.report.writer import write_run
+from autotune.run_folder import claim
+from autotune.search.guard import MemoryGuard, default_ram_budget_mib
+from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrupted
+from autotune.search.options import TuneOptions
+from autotune.search.result import TuneResult, TuningProgress
+from autotune.search.trial import TrialStatus
+from autotune.search.tuner import Tuner
+from autotune.space.config import PYTORCH_DEFAULTS
+from autotune.workload.base import Workload
+
+
+def broken_workload_error(result: TuneResult) -> WorkloadError:
+    failed = [t for t in result.trials if t.status == TrialStatus.FAILED]
+    defaults = " (PyTorch's defaults included)" if any(t.config == PYTORCH_DEFAULTS for t in failed) else ""
+    where = f"; tracebacks in {result.files['failures']}" if "failures" in result.files else ""
+    return WorkloadError(f"workload '{result.workload.name}' is broken: it failed in all"
+                         f" {len(failed)} configurations tried{defaults}; first error:"
+                         f" {failed[0].error if failed else 'none recorded'}{where}",
+                         detail=failed[0].traceback if failed else None)
+
+
+def over_budget_error(result: TuneResult) -> WorkloadError | None:
+    """Every configuration that ran measured over the RAM budget: nothing may be recommended."""
+    ran = [t for t in result.trials if t.result is not None]
+    if not ran or any(t.status != TrialStatus.REJECTED for t in ran):
+        return None
+    return WorkloadError(f"workload '{result.workload.name}': every configuration that ran was"
+                         f" rejected, first with {ran[0].error}; raise --ram-budget")
+
+
+def _check_budgets(opts: TuneOptions) -> None:
+    """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything runs."""
+    if opts.budget_s < opts.burst.min_seconds:
+        raise OptionsError(f"--budget {opts.budget_s:g} s cannot fit even one burst: its measuring"
+                           f" window alone takes at least {opts.burst.min_seconds:g} s")
+    guard = MemoryGuard(opts.ram_budget_mib or default_ram_budget_mib(), batch_mib=0.0)
+    reason = guard.skip_reason(PYTORCH_DEFAULTS)  # no workers: the tuning process alone
+    if reason is not None:
+        raise OptionsError(f"--ram-budget {guard.budget_mib:g} MiB cannot fit even PyTorch's"
+                           f" defaults: {reason}")
+
+
+def _check_options(opts: TuneOptions, nvtx: Any, workload_factory: WorkloadFactory | None) -> None:
+    """Combinations refused before anything runs."""
+    if opts.nvtx and nvtx is None:
+        raise OptionsError("--nvtx: this torch build cannot call NVTX (a CUDA build of torch can)")
+    if opts.trace and opts.results_dir is None and opts.resume is None:
+        raise OptionsError("--trace writes into the run folder: give a results directory")
+    ranks = opts.ranks_per_node or 1
+    if ranks > 1 and workload_factory is None:
+        raise OptionsError("ranks_per_node > 1 needs workload_factory: each rank builds its own workload")
+    if ranks > 1 and opts.target_rate is not None:
+        raise OptionsError("--target-rate replaces the step in this process only: use it with one"
+                           " rank per node")
+
+
+def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | None = None,
+         workload_factory: WorkloadFactory | None = None, **options: Any) -> TuneResult:
+    """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
+    device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, ram_budget_mib,
+    resume, burst, target_rate, trace, nvtx). Writes a run folder unless results_dir=None (and
+    resume is not set). With ranks_per_node > 1, `workload_factory(device)` builds the workload
+    in each extra rank's process (it must be picklable).
+
+    Raises TuningInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing the report of
+    what was measured; WorkloadError when the workload fails in every configuration, or every
+    configuration measured over the RAM budget."""
+    opts = TuneOptions(**options)
+    _check_budgets(opts)
+    nvtx = load_nvtx() if opts.nvtx else None
+    _check_options(opts, nvtx, workload_factory)
+    run_dir, opts = claim(opts, workload.name)
+    ranks = opts.ranks_per_node or 1
+    stop = StopSignals()
+    with stop.installed():
+        try:
+            tuner = Tuner(workload, opts, on_trial, marks=nvtx_phases(nvtx) if nvtx is not None else None,
+                          stop=stop)
+            with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as helpers, \
+                    fetch_ranges(nvtx) if nvtx is not None else nullcontext():
+                tuner.ranks = helpers
+                result = tuner.run()
+        except StopRequested:  # during set-up: nothing measured yet
+            raise TuningInterrupted(stop.name, None) from None
+        if nvtx is not None:
+            result.nvtx = range_cost(nvtx)
+        if run_dir is not None:
+            if opts.trace and result.best is not None and not stop.requested:
+                with stop.interruptible():
+                    result.trace = record_trace(result.workload, result.best.config, result.device,
+                                                run_dir / "trace")
+            write_run(result, run_dir)
+    if stop.requested:
+        result.interrupted = stop.name
+        raise TuningInterrupted(stop.name, result)
+    if result.best is None:
+        raise over_budget_error(result) or broken_workload_error(result)
+    return result

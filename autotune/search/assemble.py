@@ -1,0 +1,90 @@
+"""From trials to what a tuning reports: the choice, its representative measurement, the baseline,
+every trial's verdict and the recipe.
+
+One assembly serves the tuner and the merge of a shared study (cluster/merge.py), so both
+recipes carry the same figures: the noise, the measurements, the ties and the diagnosis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from autotune.diagnosis import Context, diagnose, explain
+from autotune.diagnosis.evidence import KnownCeilings
+from autotune.probe.ceilings import Ceilings
+from autotune.recipe.build import build_recipe
+from autotune.recipe.model import Recipe
+from autotune.search.choose import Choice, choose, find_baseline, group
+from autotune.search.trial import TrialRecord, trial_counts
+
+
+@dataclass
+class Outcome:
+    trials: list[TrialRecord]
+    choice: Choice | None  # None: nothing succeeded
+    best: TrialRecord | None  # the chosen configuration's measurement closest to its mean
+    baseline: TrialRecord | None
+    context: Context | None = None  # what the verdicts were judged against (set by `assemble`)
+    recipe: Recipe | None = None
+
+
+def pick(trials: list[TrialRecord]) -> Outcome:
+    """The cheapest configuration within noise of the fastest, and PyTorch's defaults."""
+    choice = choose(group(trials))
+    best = choice.chosen.representative() if choice is not None else None
+    return Outcome(trials, choice, best, find_baseline([t for t in trials if t.measured]))
+
+
+def _ceiling_fields(context: Context, ceilings: Ceilings,
+                    choice: Choice) -> tuple[Context, dict[str, Any]]:
+    """The context with the loader ceiling at the chosen workers, and the recipe's figures."""
+    workers = choice.chosen.config.num_workers
+    loader, bound = ceilings.loader_at(workers), ceilings.bound_at(workers)
+    context = replace(context, ceilings=KnownCeilings(ceilings.device_samples_per_s, loader))
+    return context, dict(
+        device_ceiling_samples_per_s=round(ceilings.device_samples_per_s, 2),
+        loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
+        ceiling_share=None if not bound else round(choice.chosen.mean / bound, 3),
+        probes=ceilings.as_dict())
+
+
+def _choice_fields(choice: Choice) -> dict[str, Any]:
+    return dict(noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
+                measurements=choice.chosen.n_unbiased,
+                fastest_samples_per_s=round(choice.fastest.mean, 2),
+                tied_with=[c.config.label() for c in choice.ties] or None,
+                tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved)
+
+
+def _diagnose(outcome: Outcome, context: Context) -> None:
+    for t in outcome.trials:  # trials read back from a study come without a verdict
+        if t.ok and t.diagnosis is None:
+            t.diagnosis = diagnose(t.result, context)
+    # The tuned and the default configuration get recommendations drawn from all trials.
+    chosen = (t for t in (outcome.best, outcome.baseline) if t is not None and t.ok)
+    for t in {id(t): t for t in chosen}.values():
+        t.diagnosis = explain(t.result, outcome.trials, context)
+
+
+def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
+             device: torch.device, ceilings: Ceilings | None = None,
+             where: dict[str, Any] | None = None, **extra: Any) -> Outcome:
+    """Judge every trial and build the recipe, in place. `where` adds to the environment block
+    (the best trial's origin); `extra` adds to the recipe's measured block."""
+    measured: dict[str, Any] = {}
+    if ceilings is not None and outcome.choice is not None:
+        context, measured = _ceiling_fields(context, ceilings, outcome.choice)
+    outcome.context = context
+    _diagnose(outcome, context)
+    choice, best, baseline = outcome.choice, outcome.best, outcome.baseline
+    if choice is None or best is None:
+        return outcome
+    outcome.recipe = build_recipe(
+        best.result, baseline.result if baseline and baseline.ok else None, workload, device,
+        environment_block={**(best.origin or {}), **(where or {})},
+        diagnosis=best.diagnosis.to_record(), samples_per_s=choice.chosen.mean,
+        **trial_counts(outcome.trials), **measured, **_choice_fields(choice), **extra)
+    return outcome

@@ -1,0 +1,74 @@
+"""The tuning's clock: how much of the wall-clock budget is left, and whether another burst fits.
+
+Pure arithmetic over a clock and the durations of the bursts so far, so that a test can drive it
+with a fake clock. The budget covers everything from the tuner's start: the probe batch, the
+study set-up, the probes, the search and the re-measurements.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from autotune.search.confirm import reserved_bursts
+from autotune.search.trial import TrialRecord
+
+# At most this share of the budget is held back from the search for the re-measurements.
+CONFIRM_SHARE = 0.3
+# Another burst (or probe) starts only if this many times the longest one so far still fits:
+# on a busy machine the same configuration can take half as long again.
+SAFETY = 1.5
+# A window may take this share of what is left; its settle phase may take half the window's cap
+# again (runner.settle), and start-up and warm-up come on top.
+WINDOW_SHARE = 0.8
+SETTLE_FACTOR = 1.5
+
+
+@dataclass
+class Budget:
+    budget_s: float
+    clock: Callable[[], float] = time.perf_counter
+    durations: list[float] = field(default_factory=list)  # of every burst so far
+    t0: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.t0 = self.clock()
+
+    def count(self, trials: Iterable[TrialRecord]) -> None:
+        """Add the bursts of `trials` (skipped ones ran none)."""
+        self.durations.extend(t.result.duration_s for t in trials if t.result is not None)
+
+    def elapsed(self) -> float:
+        return self.clock() - self.t0
+
+    def time_left(self) -> float:
+        return self.budget_s - self.elapsed()
+
+    def more_than_half_left(self) -> bool:
+        return self.time_left() > self.budget_s / 2
+
+    def next_burst_estimate(self) -> float:
+        """What the next burst will probably cost: for planning."""
+        return statistics.median(self.durations or [0.0])
+
+    def fits(self, estimate_s: float) -> bool:
+        """Whether something that took `estimate_s` once still ends within the budget."""
+        return self.time_left() >= SAFETY * estimate_s
+
+    def fits_another(self) -> bool:
+        """Whether even a slow burst still ends within the budget: for honouring it."""
+        return self.fits(max(self.durations or [0.0]))
+
+    def confirm_reserve(self) -> float:
+        return min(CONFIRM_SHARE * self.budget_s, reserved_bursts() * self.next_burst_estimate())
+
+    def search_fits(self) -> bool:
+        """Room for one more search burst, with the re-measurements' reserve left over."""
+        return (self.fits_another() and
+                self.time_left() >= self.next_burst_estimate() + self.confirm_reserve())
+
+    def window_cap(self, min_seconds: float) -> float:
+        """The longest measuring window a burst may get now: it may not outlast the budget."""
+        return max(min_seconds, self.time_left() * WINDOW_SHARE / SETTLE_FACTOR)

@@ -1,0 +1,157 @@
+"""The phases of a tuning, in order: probe the two ceilings, search from seeds near the
+prediction, re-measure the best few until the choice is sound, and probe the loader alone at the
+chosen worker count. Each runs its trials through the TrialRunner and ends early on a stop signal
+or when the budget runs out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+from autotune.burst.watchdog import time_limit
+from autotune.errors import AutotuneError
+from autotune.probe.ceilings import Ceilings
+from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
+from autotune.search.choose import group, pick_best
+from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band, rounds,
+                                     still_tied, to_confirm)
+from autotune.search.interrupt import StopRequested
+from autotune.search.ledger import StudyLedger
+from autotune.search.seeding import seed_configs
+from autotune.search.stopping import StopRules
+from autotune.search.trial import Phase, TrialRecord
+from autotune.search.trial_runner import TrialRunner, tell
+from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
+from autotune.space.space import SearchSpace
+
+# A sampler that proposed this many taken points in a row has converged on them (answered with
+# no observation, it would go on): the search continues from the nearest untaken point instead.
+REPEATS_BEFORE_FALLBACK = 3
+# This many failed bursts and not one success, PyTorch's defaults among them: the workload
+# itself is broken, and spending the rest of the budget would only repeat the error.
+BROKEN_AFTER_FAILURES = 3
+ALL_TAKEN = "every configuration is measured or being measured"
+
+T = TypeVar("T")
+
+
+def broken(trials: list[TrialRecord]) -> bool:
+    """Failed again and again, PyTorch's defaults included, and never once succeeded."""
+    measured = [t for t in trials if t.measured]
+    return (len(measured) >= BROKEN_AFTER_FAILURES and not any(t.ok for t in measured)
+            and any(t.config == PYTORCH_DEFAULTS for t in measured))
+
+
+# -- probes ---------------------------------------------------------------------------------
+def _probing(runner: TrialRunner, measure: Callable[[], T]) -> T | None:
+    """A probe under the burst time limit; None when it fails (the trials then show why)."""
+    try:
+        with runner.stop.interruptible(), time_limit(runner.bursts.options.time_limit, "probing"):
+            return measure()
+    except (AutotuneError, StopRequested):
+        raise
+    except Exception:
+        return None
+
+
+def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | None:
+    """The two ceilings; None where the probe batch could not be loaded or a probe failed (the
+    search then starts unseeded)."""
+    if batch is None:
+        return None
+    b = runner.bursts
+    # The second loader probe only while at least half the budget is left for the search.
+    return _probing(runner, lambda: run_probes(b.workload, batch, b.device, space, b.cpus,
+                                               PROBE_SETTINGS,
+                                               second=runner.budget.more_than_half_left))
+
+
+def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> None:
+    """The loader alone at the chosen worker count, when not probed already and time allows
+    (otherwise the recipe says the loader ceiling was not measured)."""
+    if workers in ceilings.loader or runner.stop.requested:
+        return
+    if not runner.budget.fits(max((p.duration_s for p in ceilings.loader.values()), default=0.0)):
+        return
+    b = runner.bursts
+    _probing(runner,
+             lambda: ceilings.add(probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus)))
+
+
+# -- search ---------------------------------------------------------------------------------
+def _stop_reason(runner: TrialRunner, rules: StopRules, max_trials: int | None) -> str | None:
+    if runner.stop.requested:
+        return f"stopped by {runner.stop.name}"
+    if broken(runner.trials):
+        return "the workload failed in every configuration"
+    searched = [t for t in runner.trials if t.measured and t.phase == Phase.SEARCH]
+    if max_trials is not None and len(searched) >= max_trials:
+        return f"{len(searched)} trials (--trials)"
+    if searched and not runner.budget.search_fits():
+        return "budget"
+    return rules.reason()
+
+
+def _fall_back(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace) -> bool:
+    """Enqueue the untaken point nearest the best so far; False when every point is taken."""
+    best = pick_best(runner.all_trials())
+    near = best.config if best is not None else PYTORCH_DEFAULTS
+    return ledger.enqueue_untaken(space.nearest_first(near), space.params) is not None
+
+
+def search(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace,
+           ceilings: Ceilings | None, max_trials: int | None) -> str:
+    """Ask, suggest, measure what the study does not know yet; why the search ended."""
+    seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, space) if ceilings else [])
+    for config in seeds:  # trial 0 is PyTorch's defaults: every report shows the gain over it
+        ledger.enqueue_once(space.params(config))
+    rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds))
+    for earlier in runner.trials:  # resuming: what was measured before counts
+        rules.update(earlier)
+    repeats = 0
+    while (reason := _stop_reason(runner, rules, max_trials)) is None:
+        trial = runner.study.ask()
+        config = space.suggest(trial)
+        if ledger.settle(trial, config) is not None:
+            # Measured already (here, before a resume, or by another process) or being measured
+            # elsewhere: closed without a record, or its point would weigh twice in the sampler.
+            tell(runner.study, trial)
+            repeats += 1
+            if repeats >= REPEATS_BEFORE_FALLBACK:
+                repeats = 0
+                if not _fall_back(runner, ledger, space):
+                    return ALL_TAKEN
+            continue
+        repeats = 0
+        done = runner.run(config, Phase.SEARCH, trial)
+        if done is None:
+            return f"stopped by {runner.stop.name}"
+        rules.update(done)
+    return reason
+
+
+# -- confirm --------------------------------------------------------------------------------
+def confirm(runner: TrialRunner, space: SearchSpace) -> None:
+    """Re-measure the best few, then, sequentially, those still tied, until the choice is sound."""
+    if runner.stop.requested or broken(runner.trials):
+        return
+    configs = to_confirm(group(runner.all_trials()), space)
+    for measurements in range(MEASUREMENTS, MAX_MEASUREMENTS + 1):
+        if not configs or not _remeasure(runner, configs, measurements):
+            return
+        configs = still_tied(group(runner.all_trials()))
+
+
+def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: int) -> bool:
+    """Round-robin until each has `measurements`; False when time or a signal cut it short."""
+    counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
+    for config in rounds(configs, counts, measurements):
+        if not runner.budget.fits_another():
+            return False
+        if any(t.config == config and t.measured and not t.ok for t in runner.trials):
+            continue  # failed, pruned or rejected once: not a candidate any more
+        if out_of_band(config, group(runner.all_trials())):
+            continue  # measured far behind the fastest: no longer a contender
+        if runner.run(config, Phase.CONFIRM) is None:
+            return False
+    return True
