@@ -79,3 +79,20 @@ def test_another_round_only_while_the_noise_cannot_tell_the_tied_candidates_apar
     assert order == [cfg(3), cfg(2)]
     apart = group(trials((cfg(3), 500), (cfg(3), 540), (cfg(2), 300), (cfg(2), 320)))
     assert still_tied(apart) == []  # far behind even on that band: nothing to resolve
+
+
+def test_without_early_stop_only_the_trial_cap_ends_a_search_at_the_ceiling():
+    from types import SimpleNamespace
+
+    from autotune.search.budget import Budget
+    from autotune.search.phases import _stop_reason
+
+    searched = trials((cfg(0), 999), (cfg(1), 998), (cfg(2), 997))
+    runner = SimpleNamespace(stop=SimpleNamespace(requested=False), trials=searched,
+                             budget=Budget(1e9, clock=lambda: 0.0))
+    rules = StopRules(device_ceiling=1000, seeds=1)
+    for t in searched:
+        rules.update(t)
+    assert _stop_reason(runner, rules, max_trials=5) == "reached the device ceiling"
+    assert _stop_reason(runner, None, max_trials=5) is None
+    assert _stop_reason(runner, None, max_trials=3) == "3 trials (--trials)"

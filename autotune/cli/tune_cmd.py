@@ -25,7 +25,7 @@ from autotune.workload.spec import load_workload
 
 # Option fields whose flag is not --field-name.
 FLAGS = {"budget_s": "--budget", "max_trials": "--trials", "ram_budget_mib": "--ram-budget",
-         "study_name": "--study"}
+         "study_name": "--study", "knobs": "--knob"}
 
 
 def _options(**values: object) -> TuneOptions:
@@ -98,6 +98,12 @@ def tune(
     out: Optional[Path] = typer.Option(None, "--out", help="also write the recipe here"),
     results_dir: Path = typer.Option(Path("results"), "--results-dir", help="folder for run reports"),
     seed: int = typer.Option(0, "--seed", help="seed of the search"),
+    early_stop: bool = typer.Option(True, "--early-stop/--no-early-stop",
+                                    help="end the search at the device ceiling or when nothing"
+                                    " improves (--no-early-stop: only --budget and --trials)"),
+    knob: Optional[list[str]] = typer.Option(
+        None, "--knob", metavar="NAME", help="search an opt-in knob as well (repeatable): one that"
+        " changes what the training sees, e.g. in_order (batches in the order they are ready)"),
     max_workers: Optional[int] = typer.Option(None, "--max-workers", help="cap on num_workers"),
     ram_budget: Optional[float] = typer.Option(
         None, "--ram-budget", help="MiB the tuner and its workers may use (summed PSS); configurations"
@@ -129,7 +135,8 @@ def tune(
 
     Ctrl-C or SIGTERM ends the current burst and writes the report of what was measured; continue
     with the same command plus --resume RUN_DIR."""
-    options = _options(budget_s=budget, max_trials=trials, device=device, seed=seed,
+    options = _options(budget_s=budget, max_trials=trials, early_stop=early_stop,
+                       knobs=tuple(knob) if knob else None, device=device, seed=seed,
                        max_workers=max_workers, results_dir=results_dir, storage=storage,
                        study_name=study, ranks_per_node=ranks_per_node, target_rate=target_rate,
                        trace=trace, nvtx=nvtx, ram_budget_mib=ram_budget, resume=resume)

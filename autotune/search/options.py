@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from autotune.burst.runner import BurstSettings
+from autotune.space.knobs import opt_in_knobs
 
 # Default time limit of a burst: the longest window twice over, plus room for starting a large
 # worker pool and warming up. Past it the burst counts as hung.
@@ -51,6 +52,10 @@ class TuneOptions(BaseModel):
 
     budget_s: float = Field(60.0, gt=0, description="wall-clock budget for the whole tuning")
     max_trials: int | None = Field(None, ge=1, description="stop after this many measured trials")
+    early_stop: bool = Field(True, description="end the search once the device ceiling is reached or"
+                             " nothing improves; False: only max_trials and the budget end it")
+    knobs: tuple[str, ...] = Field((), description="opt-in knobs to search as well (e.g. in_order):"
+                                   " those that change what the training sees, not only its speed")
     device: str = "auto"
     seed: int | None = 0
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers (default 4x usable CPUs, at most 32)")
@@ -72,3 +77,12 @@ class TuneOptions(BaseModel):
                                       " accelerator consuming this many samples/s")
     trace: bool = Field(False, description="record a torch.profiler trace of the tuned configuration")
     nvtx: bool = Field(False, description="wrap fetch, collate, copy and step in NVTX ranges")
+
+    @field_validator("knobs")
+    @classmethod
+    def _opt_in(cls, knobs: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [k for k in knobs if k not in opt_in_knobs()]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not an opt-in knob of this torch (opt-in knobs:"
+                             f" {', '.join(opt_in_knobs()) or 'none'})")
+        return knobs

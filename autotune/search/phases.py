@@ -79,7 +79,7 @@ def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> 
 
 
 # -- search ---------------------------------------------------------------------------------
-def _stop_reason(runner: TrialRunner, rules: StopRules, max_trials: int | None) -> str | None:
+def _stop_reason(runner: TrialRunner, rules: StopRules | None, max_trials: int | None) -> str | None:
     if runner.stop.requested:
         return f"stopped by {runner.stop.name}"
     if broken(runner.trials):
@@ -89,7 +89,7 @@ def _stop_reason(runner: TrialRunner, rules: StopRules, max_trials: int | None) 
         return f"{len(searched)} trials (--trials)"
     if searched and not runner.budget.search_fits():
         return "budget"
-    return rules.reason()
+    return rules.reason() if rules is not None else None
 
 
 def _fall_back(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace) -> bool:
@@ -100,8 +100,9 @@ def _fall_back(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace) -> 
 
 
 def search(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace,
-           ceilings: Ceilings | None, max_trials: int | None) -> str:
-    """Ask, suggest, measure what the study does not know yet; why the search ended."""
+           ceilings: Ceilings | None, max_trials: int | None, early_stop: bool = True) -> str:
+    """Ask, suggest, measure what the study does not know yet; why the search ended. Without
+    `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it."""
     seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, space) if ceilings else [])
     for config in seeds:  # trial 0 is PyTorch's defaults: every report shows the gain over it
         ledger.enqueue_once(space.params(config))
@@ -109,7 +110,7 @@ def search(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace,
     for earlier in runner.trials:  # resuming: what was measured before counts
         rules.update(earlier)
     repeats = 0
-    while (reason := _stop_reason(runner, rules, max_trials)) is None:
+    while (reason := _stop_reason(runner, rules if early_stop else None, max_trials)) is None:
         trial = runner.study.ask()
         config = space.suggest(trial)
         if ledger.settle(trial, config) is not None:

@@ -50,12 +50,14 @@ def batch_mib(batch: Any) -> float:
 
 
 def build_space(batch: Any, device: torch.device, max_workers: int | None,
-                cpus: int | None = None) -> SearchSpace:
+                cpus: int | None = None, knobs: tuple[str, ...] = ()) -> SearchSpace:
+    """`knobs`: the opt-in knobs the user asked to search as well."""
     first = next(iter_tensors(batch), None)
     cpus = usable_cpus().count if cpus is None else cpus
     cap = max_workers_for(cpus, **({"cap": max_workers} if max_workers else {}))
     return SearchSpace(max_workers=cap, cuda=device.type == "cuda",
-                       channels_last_ok=first is not None and is_image_batch(first))
+                       channels_last_ok=first is not None and is_image_batch(first),
+                       opted_in=frozenset(knobs))
 
 
 def tuning_study(options: TuneOptions, workload: dict[str, Any], device: str,

@@ -54,7 +54,7 @@ class Tuner:
         cpus = usable_cpus(ranks=options.ranks_per_node).count
         with self.stop.interruptible():
             self.batch = probe_batch(workload, options.burst.time_limit)  # kept for the probes
-        self.space = build_space(self.batch, device, options.max_workers, cpus)
+        self.space = build_space(self.batch, device, options.max_workers, cpus, options.knobs)
         guard = MemoryGuard(options.ram_budget_mib or default_ram_budget_mib(), batch_mib(self.batch))
         self.study = tuning_study(options, workload.describe(), str(device), sampler, pruner)
         self.ledger = StudyLedger(self.study, claim_lock(options.storage))
@@ -105,7 +105,7 @@ class Tuner:
 
     def _search(self, ceilings: Ceilings | None) -> None:
         self.stop_reason = search(self.runner, self.ledger, self.space, ceilings,
-                                  self.options.max_trials)
+                                  self.options.max_trials, self.options.early_stop)
 
     def _result(self) -> TuneResult:
         runner, ceilings = self.runner, self.runner.ceilings
