@@ -18,16 +18,14 @@ second, both measured here. Their sum, taken as if all of it delayed the step, b
 from __future__ import annotations
 
 import contextlib
-import json
-import statistics
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, AccountedCost, Comparison,
+                                            OverheadResult)
 from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
 from autotune.space.config import LoaderConfig
@@ -39,98 +37,10 @@ from autotune.transfer.device_loader import DeviceLoader, PhaseHook
 from autotune.transfer.move import batch_samples
 from autotune.workload.base import Workload
 
-AUTOTUNE, NVTX, PROFILER, CONTROL = "autotune", "autotune+nvtx", "torch.profiler", "plain (control)"
-ALLOWED_OVERHEAD_PCT = 2.0  # the budget autotune's instrumentation must stay within
 WARMUP_STEPS = 3
 
 # An instrumented variant: given the feed, set up, yield the hook around compute (None: none), undo.
 Variant = Callable[[DeviceLoader], ContextManager[PhaseHook | None]]
-
-
-@dataclass
-class Comparison:
-    pairs: list[tuple[float, float]] = field(default_factory=list)  # (plain, variant) samples/s
-
-    @property
-    def ratios(self) -> list[float]:
-        return [variant / plain for plain, variant in self.pairs]
-
-    @property
-    def overhead_pct(self) -> float:
-        """How much slower the variant ran than plain: 100 x (1 - median pair ratio)."""
-        return 100 * (1 - statistics.median(self.ratios))
-
-    def quartiles(self) -> tuple[float, float]:
-        """The middle half of the pair ratios: how much a single pair can be trusted."""
-        if len(self.ratios) < 2:
-            return self.ratios[0], self.ratios[0]
-        q1, _, q3 = statistics.quantiles(self.ratios, n=4)
-        return q1, q3
-
-    def median_rates(self) -> tuple[float, float]:
-        return (statistics.median(p for p, _ in self.pairs),
-                statistics.median(v for _, v in self.pairs))
-
-
-@dataclass(frozen=True)
-class AccountedCost:
-    span_us: float  # one phase span (enter + exit) on the training thread
-    spans_per_step: int
-    step_ms: float  # the plain loop's median step time
-    sampler_cpu_ms_per_s: float  # host sampler thread CPU per second of measuring
-
-    @property
-    def bound_pct(self) -> float:
-        """Upper bound: span time added to every step plus sampler CPU, all on the critical path."""
-        spans = self.span_us * self.spans_per_step / (1000 * self.step_ms)
-        return 100 * (spans + self.sampler_cpu_ms_per_s / 1000)
-
-
-@dataclass
-class OverheadResult:
-    workload: str
-    config: LoaderConfig
-    device: str
-    segment_s: float
-    comparisons: dict[str, Comparison] = field(default_factory=dict)
-    accounted: AccountedCost | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def overhead_pct(self, variant: str = AUTOTUNE) -> float:
-        return self.comparisons[variant].overhead_pct
-
-    @property
-    def noise_pct(self) -> float:
-        """How far the control's middle half of plain/plain ratios strays from 1, in percent."""
-        q1, q3 = self.comparisons[CONTROL].quartiles()
-        return 100 * max(1 - q1, q3 - 1)
-
-    @property
-    def within_budget(self) -> bool:
-        """Side by side where the machine is quiet enough to resolve the budget, else accounted."""
-        if self.noise_pct <= ALLOWED_OVERHEAD_PCT or self.accounted is None:
-            return self.overhead_pct() <= ALLOWED_OVERHEAD_PCT
-        return self.accounted.bound_pct <= ALLOWED_OVERHEAD_PCT
-
-    def to_dict(self) -> dict[str, Any]:
-        variants = {}
-        for name, c in self.comparisons.items():
-            plain, variant = c.median_rates()
-            variants[name] = {"overhead_pct": round(c.overhead_pct, 2), "pairs": len(c.pairs),
-                              "median_plain_samples_per_s": round(plain, 2),
-                              "median_variant_samples_per_s": round(variant, 2),
-                              "ratios": [round(r, 4) for r in c.ratios]}
-        accounted = None
-        if self.accounted is not None:
-            a = self.accounted
-            accounted = {"span_us": round(a.span_us, 3), "spans_per_step": a.spans_per_step,
-                         "step_ms": round(a.step_ms, 3),
-                         "sampler_cpu_ms_per_s": round(a.sampler_cpu_ms_per_s, 3),
-                         "bound_pct": round(a.bound_pct, 3)}
-        return {"workload": self.workload, "config": self.config.as_dict(), "device": self.device,
-                "segment_s": self.segment_s, "variants": variants, "accounted": accounted,
-                "allowed_overhead_pct": ALLOWED_OVERHEAD_PCT, "noise_pct": round(self.noise_pct, 2),
-                "within_budget": self.within_budget, "notes": self.notes}
 
 
 def _segment(workload: Workload, batches: Iterator[Any], device: torch.device, seconds: float,
@@ -294,44 +204,3 @@ def measure_overhead(workload: Workload, config: LoaderConfig, device: torch.dev
                                   1000 * workload.batch_size / plain_rate,
                                   sampler_cpu_ms_per_s(workload, config, pairs * segment_s))
     return out
-
-
-def render_markdown(result: OverheadResult, command: str) -> str:
-    lines = ["# Overhead of autotune's measuring", "", f"Command: `{command}`", "",
-             f"Workload `{result.workload}`, configuration `{result.config.label()}`, device"
-             f" `{result.device}`. Plain loop and instrumented loop alternate on one loader in"
-             f" {result.segment_s:g} s segments (ABBA order); each neighbouring pair gives a ratio."
-             f" The control row runs plain against plain: its spread is the noise of this machine.",
-             "", "| variant | pairs | median plain samples/s | median variant samples/s |"
-             " overhead (median of pairs) | pair ratios, middle half |", "|---|---:|---:|---:|---:|---|"]
-    for name, c in result.comparisons.items():
-        plain, variant = c.median_rates()
-        q1, q3 = c.quartiles()
-        lines.append(f"| {name} | {len(c.pairs)} | {plain:.1f} | {variant:.1f} |"
-                     f" {c.overhead_pct:+.2f}% | {q1:.3f} - {q3:.3f} |")
-    budget = f"{ALLOWED_OVERHEAD_PCT:g}%"
-    resolved = result.noise_pct <= ALLOWED_OVERHEAD_PCT
-    lines += ["", f"autotune's instrumentation, side by side: **{result.overhead_pct():+.2f}%**"
-                  " (positive is slower than the plain loop). The control's middle half strays up to"
-                  f" {result.noise_pct:.1f}% from 1: " + (
-                      f"quiet enough to resolve the {budget} budget." if resolved else
-                      f"this machine's noise is larger than the {budget} budget, so the side-by-side"
-                      " figure can neither confirm nor refute it; the accounted cost below decides."),
-              ""]
-    a = result.accounted
-    if a is not None:
-        lines += [f"Accounted directly (not disturbed by other load): {a.spans_per_step} phase spans"
-                  f" x {a.span_us:.2f} us CPU on the training thread per {a.step_ms:.2f} ms step, plus"
-                  f" {a.sampler_cpu_ms_per_s:.2f} ms of host-sampler CPU per second: at most"
-                  f" **{a.bound_pct:.2f}%** even if all of it delayed the step.", ""]
-    lines += [f"Within the {budget} budget: **{'yes' if result.within_budget else 'no'}**.", ""]
-    lines += [f"- {note}" for note in result.notes]
-    return "\n".join(lines) + "\n"
-
-
-def write_report(result: OverheadResult, out_dir: Path, command: str) -> dict[str, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out_dir / "overhead.md", "json": out_dir / "overhead.json"}
-    paths["md"].write_text(render_markdown(result, command))
-    paths["json"].write_text(json.dumps({"command": command, **result.to_dict()}, indent=2) + "\n")
-    return paths
