@@ -112,6 +112,12 @@ KNOBS: tuple[Knob, ...] = (
     Knob("side_stream_prefetch", Target.TRANSFER, Kind.FLAG, False, "stream", "stream",
          "copy the next batch on a side CUDA stream while the current one computes",
          needs=(Needs.CUDA,)),
+    # New knobs go last: LoaderConfig's positional order stays what it was.
+    Knob("in_order", Target.DATALOADER, Kind.FLAG, True, "in_order", "unordered",
+         "deliver batches in sampler order; false hands out whichever batch is ready first, so one"
+         " slow item does not hold back the rest (the batch order then varies from run to run)",
+         needs=(Needs.WORKERS,), cost_rank=4, cost=lambda ordered: not ordered, omit_default=True,
+         min_torch="2.6", opt_in=True),
 )
 BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
 # The measured peak RAM of a configuration ranks here among the knobs' costs: after workers and
