@@ -1,1 +1,3 @@
-"""Tuning across a cluster: Slurm's allocation, array sweeps on one shared study, multi-rank bursts."""
+"""Tuning across a cluster: Slurm array sweeps over one shared study, and merging what their tasks
+measured into recipes (Slurm's variables are read by autotune.slurm_env, multi-rank bursts are
+burst.ranks, the shared-study ledger is search.ledger)."""
