@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from autotune.burst.result import BurstResult
 from autotune.space.config import LoaderConfig
+from autotune.strenum import StrEnum
 
 if TYPE_CHECKING:
     from autotune.diagnosis.diagnose import Diagnosis

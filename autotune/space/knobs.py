@@ -9,11 +9,12 @@ that applies it in transfer/).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Callable, Mapping
 
 import torch
 from torch.torch_version import TorchVersion
+
+from autotune.strenum import StrEnum
 
 
 class Target(StrEnum):
