@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +17,14 @@ from autotune.verify.steady import SETTLE_S
 VERIFY_SECONDS, VERIFY_SECONDS_QUICK, VERIFY_ROUNDS = 10.0, 5.0, 2
 # The accuracy table: burst median of 3 against a 20 s steady measurement, median of 3.
 ACCURACY_SECONDS, ACCURACY_SECONDS_QUICK, ACCURACY_ROUNDS, ACCURACY_ROUNDS_QUICK = 20.0, 5.0, 3, 2
+N = TypeVar("N", int, float)
+
+
+def _given_or(given: N | None, quick: bool, quick_default: N, default: N) -> N:
+    """An option the user set, else the --quick or the full run's default."""
+    if given is not None:
+        return given
+    return quick_default if quick else default
 
 
 class BenchOptions(BaseModel):
@@ -51,9 +60,7 @@ class BenchOptions(BaseModel):
 
     @property
     def verify_seconds(self) -> float:
-        if self.steady_seconds is not None:
-            return self.steady_seconds
-        return VERIFY_SECONDS_QUICK if self.quick else VERIFY_SECONDS
+        return _given_or(self.steady_seconds, self.quick, VERIFY_SECONDS_QUICK, VERIFY_SECONDS)
 
     @property
     def verify_rounds(self) -> int:
@@ -81,15 +88,11 @@ class AccuracyOptions(BaseModel):
 
     @property
     def seconds(self) -> float:
-        if self.steady_seconds is not None:
-            return self.steady_seconds
-        return ACCURACY_SECONDS_QUICK if self.quick else ACCURACY_SECONDS
+        return _given_or(self.steady_seconds, self.quick, ACCURACY_SECONDS_QUICK, ACCURACY_SECONDS)
 
     @property
     def measure_rounds(self) -> int:
-        if self.rounds is not None:
-            return self.rounds
-        return ACCURACY_ROUNDS_QUICK if self.quick else ACCURACY_ROUNDS
+        return _given_or(self.rounds, self.quick, ACCURACY_ROUNDS_QUICK, ACCURACY_ROUNDS)
 
     @property
     def stem(self) -> str:

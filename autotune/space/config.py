@@ -9,9 +9,6 @@ from typing import Any
 
 from autotune.space.knobs import BY_NAME, KNOBS, Facts, Kind, Knob, Needs, Target, passed_to_torch
 
-# Kept for readers of the knob names by target (tables, plots, bench grids).
-DATALOADER_KNOBS = tuple(k.name for k in KNOBS if k.target is Target.DATALOADER)
-TRANSFER_KNOBS = tuple(k.name for k in KNOBS if k.target is Target.TRANSFER)
 KNOB_NAMES = tuple(k.name for k in KNOBS)
 
 
