@@ -44,6 +44,13 @@ def _ceilings_line(m: Measured) -> str:
             f" samples/s; tuned reaches {share} of the lower one; burst noise {noise}")
 
 
+def _warmup_note(m: Measured) -> str:
+    """The device's one-time warm-up, when it was long enough to matter (left out of the budget)."""
+    if m.device_warmup_s is None or m.device_warmup_s < 1:
+        return ""
+    return f", {m.device_warmup_s:.0f}s of it one-time device warm-up outside the budget"
+
+
 def _show(result: TuneResult, out: Path | None) -> None:
     console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
                                 title=f"autotune: {result.workload.name} on {result.device}"))
@@ -53,7 +60,8 @@ def _show(result: TuneResult, out: Path | None) -> None:
                       f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
                       f" {result.best.config.label()}; {m.trials} trials +"
                       f" {m.model_extra.get('remeasured', 0)} re-measurements in"
-                      f" {result.elapsed_s:.0f}s (search stopped: {result.stop_reason or 'n/a'})")
+                      f" {result.elapsed_s:.0f}s{_warmup_note(m)} (search stopped:"
+                      f" {result.stop_reason or 'n/a'})")
         if m.device_ceiling_samples_per_s is not None:
             console.print(_ceilings_line(m), highlight=False)
         if m.tied_with:

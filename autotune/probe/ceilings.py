@@ -40,6 +40,11 @@ class Ceilings:
             self.device.samples_per_s > (1 + LAYOUT_GAIN) * default.samples_per_s
 
     @property
+    def warmup_s(self) -> float:
+        """The device probes' warm-up: one-time costs any training pays on its first steps."""
+        return sum(p.warmup_s for p in self.device_probes)
+
+    @property
     def device_samples_per_s(self) -> float:
         return self.device.samples_per_s
 

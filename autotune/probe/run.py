@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import torch
 
 from autotune.burst.runner import BurstSettings
+from autotune.burst.watchdog import time_limit
+from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
-from autotune.probe.device import device_ceiling
+from autotune.probe.device import DeviceProbe, device_ceiling
 from autotune.probe.loader import LoaderProbe, loader_rate
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.base import Workload
 
+
+T = TypeVar("T")
 
 # Probes are shorter than trials: they only need the order of magnitude the seeds are placed by.
 # min_steps counts steps for the device probe and batches for the loader probe.
@@ -26,19 +30,45 @@ def probe_loader(workload: Workload, workers: int, settings: BurstSettings,
                        min_batches=settings.min_steps, usable_cpus=usable_cpus)
 
 
+def _limited(limit_s: float | None, what: str, measure: Callable[[], T]) -> T:
+    """One probe under its own time limit: a cold GPU's first steps (CUDA module loading, cuDNN
+    autotuning: 15-18 s for ResNet-50 on an H100) must not eat the limit of the probes after it."""
+    with time_limit(limit_s, what):
+        return measure()
+
+
 def run_probes(workload: Workload, batch: Any, device: torch.device, space: SearchSpace,
                usable_cpus: int, settings: BurstSettings = PROBE_SETTINGS,
-               second: Callable[[], bool] = lambda: True) -> Ceilings:
-    """`second()` says whether time allows the loader probe at the predicted worker count."""
+               second: Callable[[], bool] = lambda: True, limit_s: float | None = None,
+               warmed_up: Callable[[float], None] = lambda _s: None) -> Ceilings:
+    """`second()` says whether time allows the loader probe at the predicted worker count;
+    `warmed_up(seconds)` hears the device's one-time warm-up as soon as it is known. Each probe
+    runs under `limit_s`; a loader probe that fails leaves the device ceiling measured (the search
+    then starts from the worker count probed so far)."""
     layouts = (False, True) if space.channels_last_ok else (False,)
-    ceilings = Ceilings(tuple(device_ceiling(workload, batch, device, min_seconds=settings.min_seconds,
-                                             min_steps=settings.min_steps,
-                                             warmup_steps=settings.warmup_steps, channels_last=cl)
-                              for cl in layouts), usable_cpus)
+
+    def device_probe(cl: bool) -> DeviceProbe:
+        return _limited(limit_s, "the device probe" + (" (channels_last)" if cl else ""),
+                        lambda: device_ceiling(workload, batch, device, min_seconds=settings.min_seconds,
+                                               min_steps=settings.min_steps,
+                                               warmup_steps=settings.warmup_steps, channels_last=cl))
+
+    ceilings = Ceilings(tuple(device_probe(cl) for cl in layouts), usable_cpus)
+    warmed_up(ceilings.warmup_s)
     if space.max_workers < 1:
         return ceilings
-    ceilings.add(probe_loader(workload, 1, settings, usable_cpus))
-    predicted = ceilings.predicted_workers(space.max_workers)
-    if predicted > 1 and second():
-        ceilings.add(probe_loader(workload, predicted, settings, usable_cpus))
+
+    def loader_probe(workers: int) -> None:
+        ceilings.add(_limited(limit_s, f"the loader probe at {workers} workers",
+                              lambda: probe_loader(workload, workers, settings, usable_cpus)))
+
+    try:
+        loader_probe(1)
+        predicted = ceilings.predicted_workers(space.max_workers)
+        if predicted > 1 and second():
+            loader_probe(predicted)
+    except AutotuneError:
+        raise
+    except Exception:  # noqa: BLE001 - a loader that fails here fails its trials too, which say why
+        pass
     return ceilings

@@ -79,6 +79,9 @@ class Measured(BaseModel):
     startup_s: float | None = None
     trials: int | None = None
     tuning_s: float | None = None
+    # The device probes' warm-up steps (CUDA/cuDNN loading and autotuning), within tuning_s but
+    # outside the budget: a one-time cost the training's own first steps pay too.
+    device_warmup_s: float | None = None
     device_ceiling_samples_per_s: float | None = None  # the step fed one on-device batch
     loader_ceiling_samples_per_s: float | None = None  # the loader alone, at the chosen workers
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)

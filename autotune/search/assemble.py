@@ -46,6 +46,7 @@ def _ceiling_fields(context: Context, ceilings: Ceilings,
     context = replace(context, ceilings=KnownCeilings(ceilings.device_samples_per_s, loader))
     return context, dict(
         device_ceiling_samples_per_s=round(ceilings.device_samples_per_s, 2),
+        device_warmup_s=round(ceilings.warmup_s, 1),
         loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
         ceiling_share=None if not bound else round(choice.chosen.mean / bound, 3),
         probes=ceilings.as_dict())

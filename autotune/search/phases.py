@@ -43,10 +43,12 @@ def broken(trials: list[TrialRecord]) -> bool:
 
 
 # -- probes ---------------------------------------------------------------------------------
-def _probing(runner: TrialRunner, measure: Callable[[], T]) -> T | None:
-    """A probe under the burst time limit; None when it fails (the trials then show why)."""
+def _probing(runner: TrialRunner, measure: Callable[[], T], limit: bool = True) -> T | None:
+    """A probe under the burst time limit (unless it limits its own parts); None when it fails
+    (the trials then show why)."""
     try:
-        with runner.stop.interruptible(), time_limit(runner.bursts.options.time_limit, "probing"):
+        with runner.stop.interruptible(), \
+                time_limit(runner.bursts.options.time_limit if limit else None, "probing"):
             return measure()
     except (AutotuneError, StopRequested):
         raise
@@ -62,8 +64,9 @@ def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | Non
     b = runner.bursts
     # The second loader probe only while at least half the budget is left for the search.
     return _probing(runner, lambda: run_probes(b.workload, batch, b.device, space, b.cpus,
-                                               PROBE_SETTINGS,
-                                               second=runner.budget.more_than_half_left))
+                                               PROBE_SETTINGS, second=runner.budget.more_than_half_left,
+                                               limit_s=b.options.time_limit,
+                                               warmed_up=runner.budget.exclude), limit=False)
 
 
 def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> None:
