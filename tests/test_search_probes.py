@@ -145,3 +145,59 @@ def test_run_probes_on_a_storage_workload_predicts_more_workers_than_one():
     # one whatever the noise (the count itself follows from rates: see the prediction tests).
     assert ceilings.predicted_workers(8) > 1
     assert len(ceilings.device_probes) == 2  # 4-D float batches: both layouts timed
+
+
+def _device_probe(cl: bool, rate: float = 1000.0, warmup_s: float = 0.0) -> DeviceProbe:
+    return DeviceProbe(samples_per_s=rate, channels_last=cl, steps=10, window_s=1.0, host_cores=0.1,
+                       warmup_s=warmup_s)
+
+
+def test_each_probe_has_its_own_time_limit_and_a_failed_loader_probe_keeps_the_device_ceiling(
+        monkeypatch):
+    """A cold GPU's first steps (cuDNN loading and autotuning: 15-20 s per layout on an H100) used
+    to run under one limit for all probes; past it every ceiling was lost."""
+    import time
+
+    from autotune.probe import run as run_module
+
+    def slow_device(workload, batch, device, *, min_seconds, min_steps, warmup_steps, channels_last):
+        time.sleep(0.6)  # each probe under the 1 s limit, both together over it
+        return _device_probe(channels_last, warmup_s=0.5)
+
+    def failing_loader(*args, **kwargs):
+        raise RuntimeError("a worker died")
+
+    monkeypatch.setattr(run_module, "device_ceiling", slow_device)
+    monkeypatch.setattr(run_module, "probe_loader", failing_loader)
+    space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=True)
+    heard: list[float] = []
+    ceilings = run_probes(None, None, CPU, space, usable_cpus=2, limit_s=1.0, warmed_up=heard.append)
+    assert [p.channels_last for p in ceilings.device_probes] == [False, True]
+    assert ceilings.loader == {}  # the loader probe failed; the device ceiling is kept
+    assert ceilings.warmup_s == pytest.approx(1.0) and heard == [pytest.approx(1.0)]
+
+
+def test_budget_leaves_the_devices_one_time_warm_up_out():
+    from autotune.search.budget import Budget
+
+    now = [0.0]
+    budget = Budget(60.0, clock=lambda: now[0])
+    now[0] = 40.0
+    assert budget.time_left() == pytest.approx(20.0)
+    budget.exclude(31.0)
+    budget.exclude(-5.0)  # never a negative warm-up
+    assert budget.time_left() == pytest.approx(51.0)
+    assert budget.elapsed() == pytest.approx(40.0)  # tuning_s still reports the wall clock
+
+
+def test_cuda_seeds_try_channels_last_where_the_probe_saw_the_layouts_level():
+    """On an H100 a probe saw ResNet-50's layouts level while the pipeline ran 31% faster with
+    channels_last: on CUDA the prediction is also seeded with it (on the CPU it is not)."""
+    ceilings = Ceilings((_device_probe(False, 1915), _device_probe(True, 1911)), 16)
+    ceilings.add(LoaderProbe(1, 150, 1.0, 150, 1.0, 1.0))
+    cuda = SearchSpace(max_workers=32, cuda=True, channels_last_ok=True)
+    seeds = seed_configs(ceilings, cuda)
+    assert [s.channels_last for s in seeds] == [False, False, False, True]
+    assert seeds[-1].num_workers == seeds[1].num_workers and seeds[-1].pin_memory
+    cpu = SearchSpace(max_workers=32, cuda=False, channels_last_ok=True)
+    assert not any(s.channels_last for s in seed_configs(ceilings, cpu))

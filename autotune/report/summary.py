@@ -18,7 +18,7 @@ EVIDENCE_ROWS = (("samples/s", "samples_per_s", ""), ("step time", "step_ms", " 
                  ("waiting for data", "wait", "%"), ("host->device copy", "copy", "%"),
                  ("device compute", "compute", "%"), ("other (host work)", "other", "%"),
                  ("CPU, this run", "host_cpu_pct", "%"), ("CPU, all processes", "system_cpu_pct", "%"),
-                 ("GPU utilization", "gpu_util_pct", "%"), ("device busy (emulated)", "device_busy_pct", "%"),
+                 ("GPU utilization", "gpu_util_pct", "%"), ("device busy", "device_busy_pct", "%"),
                  ("of the device ceiling or target rate", "of_device_ceiling_pct", "%"))
 
 
