@@ -20,6 +20,7 @@ from autotune.errors import RecipeError
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
+from autotune.workload.loader_args import kept_arguments
 
 RECIPE_VERSION = 1
 
@@ -141,8 +142,16 @@ class Recipe(_Strict):
     def dataloader_kwargs(self) -> dict[str, Any]:
         return self.loader_args.model_dump()
 
-    def dataloader(self, dataset: Any, batch_size: int, **overrides: Any) -> DataLoader:
-        """A torch DataLoader with the recipe's arguments; `overrides` win (shuffle, sampler, ...)."""
+    def dataloader(self, dataset: Any, batch_size: int | None = None, **overrides: Any) -> DataLoader:
+        """A torch DataLoader with the recipe's arguments; `overrides` win (shuffle, sampler, ...).
+        Given an existing DataLoader instead of a dataset, the new one keeps everything that loader
+        was built with (sampler, batch_sampler, collate_fn, drop_last, worker_init_fn, generator)
+        and takes the recipe's knobs."""
+        if isinstance(dataset, DataLoader):
+            return DataLoader(**{**kept_arguments(dataset), **self.dataloader_kwargs(), **overrides})
+        if batch_size is None:
+            raise RecipeError("recipe.dataloader(dataset, batch_size): give the batch size, or pass"
+                              " an existing DataLoader instead of a dataset")
         return DataLoader(dataset, batch_size=batch_size, **{**self.dataloader_kwargs(), **overrides})
 
     def wrap(self, loader: Any, device: str | torch.device = "cuda") -> DeviceLoader:

@@ -64,10 +64,8 @@ class TuneResult:
 
     def loader(self, **overrides: Any) -> DataLoader:
         """A DataLoader over the tuned workload's data with the recipe applied."""
-        w = self.workload
-        base = dict(shuffle=w.shuffle if w.sampler is None else False, sampler=w.sampler,
-                    collate_fn=w.collate_fn, drop_last=w.drop_last)
-        return self._recipe().dataloader(w.dataset, w.batch_size, **{**base, **overrides})
+        return DataLoader(**{**self.workload.loader_arguments(), **self._recipe().dataloader_kwargs(),
+                             **overrides})
 
     def device_loader(self, **overrides: Any) -> DeviceLoader:
         """The tuned loader yielding device-ready batches (transfer knobs applied)."""
