@@ -59,3 +59,47 @@ def test_an_opt_in_knob_is_searched_only_when_asked_for(name):
     trial = study.ask()
     asked.suggest(trial)
     assert name in trial.params
+
+
+def test_multiprocessing_context_is_a_choice_searched_when_asked_and_runs_a_spawned_burst():
+    import torch
+
+    from autotune.burst.runner import BurstSettings, run_burst
+    from autotune.recipe.model import Recipe
+    from autotune.space.knobs import START_METHODS
+    from autotune.workload.simulated import SimSpec, simulated_workload
+
+    knob = BY_NAME["multiprocessing_context"]
+    assert knob.values[0] is None and set(knob.values[1:]) == set(START_METHODS) - {START_METHODS[0]}
+    spawned = LoaderConfig(num_workers=1, multiprocessing_context="spawn")
+    assert spawned.label() == "w1 pf2 spawn" and LoaderConfig.from_label("w1 spawn").multiprocessing_context == "spawn"
+    assert spawned.dataloader_kwargs()["multiprocessing_context"] == "spawn"
+    assert "multiprocessing_context" not in LoaderConfig(num_workers=2).dataloader_kwargs()
+    assert LoaderConfig(num_workers=1, multiprocessing_context="vfork").problems(cuda=False) == [
+        f"multiprocessing_context must be one of {', '.join(START_METHODS)}, not 'vfork'"]
+    with pytest.raises(ValueError, match="multiprocessing_context must be one of"):
+        DataLoaderArgs(num_workers=1, multiprocessing_context="vfork")
+    # Cheapest among ties: the platform's default start method.
+    assert LoaderConfig(num_workers=1).cost_of(knob) < spawned.cost_of(knob)
+    recipe = Recipe.from_config(spawned, measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0,
+                                                   "speedup": 1.0}, workload={}, environment={})
+    assert recipe.dataloader(range(8), batch_size=2).multiprocessing_context is not None
+    workload = simulated_workload(SimSpec(cpu_ms=0.1, step_ms=1, batch=8, length=256))
+    result = run_burst(workload, spawned, torch.device("cpu"),
+                       BurstSettings(min_steps=4, min_seconds=0.05, max_seconds=0.5, warmup_steps=1))
+    assert result.samples > 0  # spawned workers re-imported the dataset's module and delivered
+
+
+def test_the_space_says_why_each_knob_is_left_out():
+    cpu = SearchSpace(max_workers=4, cuda=False, channels_last_ok=False)
+    assert cpu.left_out() == {
+        "pin_memory": "needs a CUDA device", "non_blocking": "needs a CUDA device",
+        "channels_last": "needs 4-D floating-point inputs",
+        "side_stream_prefetch": "needs a CUDA device",
+        "in_order": "opt-in: --knob in_order searches it",
+        "multiprocessing_context": "opt-in: --knob multiprocessing_context searches it"}
+    everything = SearchSpace(max_workers=4, cuda=True, channels_last_ok=True,
+                             opted_in=frozenset(opt_in_knobs()))
+    assert everything.left_out() == {}
+    no_workers = SearchSpace(max_workers=0, cuda=True, channels_last_ok=True)
+    assert no_workers.left_out()["prefetch_factor"] == "needs num_workers > 0"

@@ -41,6 +41,10 @@ def test_report_links_resolve_and_show_the_verdict(run):
         assert (run.run_dir / link).is_file(), link
     assert f"**{run.best.diagnosis.bottleneck}-bound**" in report
     assert "| host->device copy | n/a | n/a |" in report  # CPU run: never an invented 0
+    # Knobs out of this CPU space, each with why; the recipe carries the same.
+    assert "`pin_memory` (needs a CUDA device)" in report
+    assert "`in_order` (opt-in: --knob in_order searches it)" in report
+    assert run.recipe.measured.not_searched["side_stream_prefetch"] == "needs a CUDA device"
 
 
 def test_every_trial_has_a_verdict_in_the_tables(run):

@@ -43,6 +43,11 @@ class _LoaderArgsRules(_Strict):
             names = [k.name for k in need]
             listed = " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
             raise ValueError(f"{listed} need num_workers > 0")
+        for knob in knobs_for(Target.DATALOADER):
+            value = getattr(self, knob.name)
+            if knob.choices and value is not None and value not in knob.choices:
+                raise ValueError(f"{knob.name} must be one of {', '.join(knob.choices)} on this"
+                                 f" machine, not {value!r}")
         return self
 
     @model_serializer(mode="wrap")
@@ -93,6 +98,8 @@ class Measured(BaseModel):
     tied_with: list[str] | None = None
     tie_band_pct: float | None = None
     ties_resolved: bool | None = None  # False: the budget ended before measuring could split them
+    # Knobs the search left at their defaults, each with why (SearchSpace.left_out).
+    not_searched: dict[str, str] | None = None
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""

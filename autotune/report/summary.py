@@ -108,6 +108,9 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
                   " headline figure).", ""]
     if m.tied_with:
         lines += [m.tie_note(best.config.label()), ""]
+    if m.not_searched:
+        left = "; ".join(f"`{name}` ({why})" for name, why in m.not_searched.items())
+        lines += [f"Left at PyTorch's defaults, not searched: {left}.", ""]
     lines += ["What to do:", ""]
     lines += [f"- {text}" for text in (best.diagnosis.recommendations if best.diagnosis else [])]
     lines += ["", "## Pictures", "",

@@ -117,7 +117,8 @@ class Tuner:
         assemble(outcome, runner.context, workload=self.workload.describe(), device=self.device,
                  ceilings=ceilings, tuning_s=round(elapsed, 1),
                  target_rate_samples_per_s=self.options.target_rate,
-                 ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason)
+                 ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason,
+                 not_searched=self.space.left_out() or None)
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,

@@ -26,6 +26,8 @@ class _ConfigRules:
             value = getattr(self, knob.name)
             if knob.minimum is not None and value is not None and value < knob.minimum:
                 out.append(f"{knob.name} must be >= {knob.minimum}")
+            if knob.kind is Kind.CHOICE and value is not None and value not in knob.choices:
+                out.append(f"{knob.name} must be one of {', '.join(knob.choices)}, not {value!r}")
             if value != knob.default:
                 out += [f"{knob.name} needs {need}" for need in knob.needs if not facts.meets(need)]
         return out
@@ -92,6 +94,8 @@ def _parse_token(token: str) -> tuple[Knob, Any]:
             return knob, int(m.group(1))
         if knob.kind is Kind.FLAG and token == knob.short:
             return knob, not knob.default
+        if knob.kind is Kind.CHOICE and token in knob.choices:
+            return knob, token
     raise ValueError(f"{token!r} is no knob's label")
 
 

@@ -8,6 +8,7 @@ that applies it in transfer/).
 
 from __future__ import annotations
 
+import multiprocessing
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -27,6 +28,7 @@ class Target(StrEnum):
 class Kind(StrEnum):
     COUNT = "count"  # a non-negative integer, labelled with its value ('w4', 'pf2')
     FLAG = "flag"  # on/off, labelled by its short name when not at its default ('persist')
+    CHOICE = "choice"  # one of `choices` (strings) or None (torch picks), labelled by the value
 
 
 class Needs(StrEnum):
@@ -73,11 +75,14 @@ class Knob:
     # sees, not only how fast, and that is the user's call (as tf.data's `deterministic`).
     opt_in: bool = False
     min_torch: str | None = None  # the first torch version that has the argument
+    choices: tuple[str, ...] = ()  # a CHOICE's accepted values (`values`: those searched)
 
     @property
     def annotation(self) -> Any:
         if self.kind is Kind.FLAG:
             return bool
+        if self.kind is Kind.CHOICE:
+            return str | None
         return int if self.default is not None else int | None
 
     def supported(self) -> bool:
@@ -90,8 +95,13 @@ class Knob:
     def label(self, value: Any) -> str | None:
         if self.kind is Kind.COUNT:
             return None if value is None and self.implied is None else f"{self.short}{self.effective(value)}"
+        if self.kind is Kind.CHOICE:
+            return None if value == self.default else str(value)
         return self.short if value != self.default else None
 
+
+# The start methods this platform offers, its default first (multiprocessing's documented order).
+START_METHODS: tuple[str, ...] = tuple(multiprocessing.get_all_start_methods())
 
 KNOBS: tuple[Knob, ...] = (
     Knob("num_workers", Target.DATALOADER, Kind.COUNT, 0, "workers", "w",
@@ -119,6 +129,15 @@ KNOBS: tuple[Knob, ...] = (
          " slow item does not hold back the rest (the batch order then varies from run to run)",
          needs=(Needs.WORKERS,), cost_rank=4, cost=lambda ordered: not ordered, omit_default=True,
          min_torch="2.6", opt_in=True),
+    # A worker's start method: fork is quick to start and shares the parent's pages; forkserver and
+    # spawn start each worker from a fresh interpreter (slower to start, more memory, the dataset
+    # must pickle, and workers do not see state the main process set up after import).
+    Knob("multiprocessing_context", Target.DATALOADER, Kind.CHOICE, None, "mp_context", "",
+         "how worker processes start: fork, forkserver or spawn (torch's default: the platform's,"
+         " fork on Linux before Python 3.14)",
+         # None is the platform's default (the first start method); the search tries the others.
+         values=(None, *START_METHODS[1:]), choices=START_METHODS, needs=(Needs.WORKERS,),
+         cost_rank=5, cost=lambda method: float(method not in (None, START_METHODS[0])), opt_in=True),
 )
 BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
 # The measured peak RAM of a configuration ranks here among the knobs' costs: after workers and

@@ -41,6 +41,21 @@ class SearchSpace:
         wanted = not knob.opt_in or knob.name in self.opted_in
         return wanted and knob.supported() and all(facts.meets(need) for need in knob.needs)
 
+    def left_out(self) -> dict[str, str]:
+        """Each knob this space does not search, with why: what it needs that is missing here,
+        a torch too old for it, or an opt-in knob nobody asked for."""
+        facts = Facts(workers=self.max_workers > 0, cuda=self.cuda, image_batch=self.channels_last_ok)
+        out = {}
+        for knob in KNOBS:
+            missing = [need for need in knob.needs if not facts.meets(need)]
+            if not knob.supported():
+                out[knob.name] = f"needs torch >= {knob.min_torch}"
+            elif missing:
+                out[knob.name] = "needs " + " and ".join(missing)
+            elif knob.opt_in and knob.name not in self.opted_in:
+                out[knob.name] = f"opt-in: --knob {knob.name} searches it"
+        return out
+
     def searches(self, name: str) -> bool:
         """Whether the knob is searched at some worker count (is part of this space at all)."""
         return self.applies(BY_NAME[name], self.max_workers)
