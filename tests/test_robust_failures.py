@@ -36,7 +36,10 @@ def _failed(result):
 
 def test_dataset_raising_in_workers_fails_those_trials_and_the_search_goes_on(tmp_path):
     before = child_pids()
-    result = _tune(hw.raises_in_workers(), tmp_path)
+    # Only the trial cap ends this search: the device ceiling, still probed although the loader
+    # probe failed, could otherwise stop it early at w0 (which loads in the main process).
+    result = _tune(hw.raises_in_workers(), tmp_path, early_stop=False)
+    assert result.ceilings is not None and 1 not in result.ceilings.loader  # its probe failed
     assert result.trials[0].status == TrialStatus.OK and result.best.config.num_workers == 0
     failed = _failed(result)
     assert failed and all(t.config.num_workers > 0 for t in failed)
