@@ -47,8 +47,8 @@ def _names(table):
     return [r.name for r in table.rows]
 
 
-@pytest.mark.parametrize("context", ["fork", "spawn"])
-def test_wrappers_time_each_transform_in_forked_and_spawned_workers(tmp_path, context):
+@pytest.mark.parametrize("context", ["fork", "forkserver", "spawn"])
+def test_wrappers_time_each_transform_in_forked_forkserver_and_spawned_workers(tmp_path, context):
     dataset = TensorItems(64, transform=__import__("torchvision").transforms.Compose([AddOne(), Double()]))
     batches, table = _time_all(_workload(dataset), tmp_path, num_workers=2, prefetch_factor=2,
                                multiprocessing_context=context)
