@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from autotune.bench.overhead import autotune_hooks, compare, measure_overhead
 from autotune.bench.overhead_report import write_report
-from autotune.bench.overhead_result import AUTOTUNE, CONTROL, PROFILER, AccountedCost
+from autotune.bench.overhead_result import AUTOTUNE, CONTROL, PROFILER, STAGES, AccountedCost, StageCost
 from autotune.cli.app import app
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
@@ -20,7 +20,7 @@ W1 = LoaderConfig(num_workers=1, prefetch_factor=2)
 def test_measure_overhead_returns_both_figures(tmp_path):
     workload = simulated_workload(SimSpec.parse("cpu_ms=0.1,step_ms=3,batch=8,length=512"))
     result = measure_overhead(workload, W1, CPU, pairs=2, segment_s=0.15)
-    for variant in (CONTROL, AUTOTUNE, PROFILER):
+    for variant in (CONTROL, AUTOTUNE, PROFILER, STAGES):
         comparison = result.comparisons[variant]
         assert len(comparison.pairs) == 2
         assert all(plain > 0 and instrumented > 0 for plain, instrumented in comparison.pairs)
@@ -32,6 +32,16 @@ def test_measure_overhead_returns_both_figures(tmp_path):
     assert data["variants"][AUTOTUNE]["overhead_pct"] == round(result.overhead_pct(), 2)
     assert data["accounted"]["bound_pct"] == round(accounted.bound_pct, 3)
     assert "side by side" in paths["md"].read_text()
+    # The stage timing: its own side-by-side variant and its directly accounted cost.
+    assert result.stage_cost.timer_us > 0 and result.stage_cost.item_cpu_ms > 0
+    assert result.stage_cost.stages_per_item == pytest.approx(1 + 1 / 8)  # __getitem__ + collate
+    assert data["stage_cost"]["bound_pct"] == round(result.stage_cost.bound_pct, 3)
+    assert "Per-stage timing inside the workers" in paths["md"].read_text()
+
+
+def test_stage_cost_is_timer_cpu_per_item_over_the_workers_cpu_per_item():
+    cost = StageCost(timer_us=2.0, stages_per_item=5.0, item_cpu_ms=4.0)
+    assert cost.bound_pct == pytest.approx(100 * 10e-6 / 4e-3)
 
 
 def test_plain_segments_follow_the_emulated_step_and_hooks_restore_the_feed():

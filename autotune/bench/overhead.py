@@ -1,7 +1,8 @@
 """What autotune's own measuring costs: one configuration run in a plain loop (the DataLoader, the
 batches moved to the device, the step: no hooks) against the same configuration with autotune's
 instrumentation on (the burst's phase clocks around wait, copy and compute, the host sampler, and
-the GPU sampler where there is one), and with the optional NVTX ranges or torch.profiler.
+the GPU sampler where there is one), with the optional NVTX ranges or torch.profiler, and with
+the per-stage timing inside the workers (profiling/stages.py).
 
 Plain and instrumented run side by side on one loader, alternating in short segments in ABBA
 order, so load from other processes on a shared machine falls on both alike; each pair of
@@ -13,21 +14,31 @@ On a machine shared with other busy processes the throughput ratios scatter far 
 the instrumentation's cost is also accounted directly, which load does not disturb: the CPU time
 of the phase spans on the training thread per step, and the CPU time of the host sampler per
 second, both measured here. Their sum, taken as if all of it delayed the step, bounds the cost.
+
+The stage timing lives in the workers, so it cannot be switched on one live pool: a plain and a
+stage-timed loader of the same configuration are both kept alive and alternate in the same ABBA
+segments (an idle pool stops once its prefetch buffer is full). Its direct account is the CPU one
+timed stage adds over an untimed call, times the stage calls per item, over the worker's CPU
+per item that the stage table measured.
 """
 
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, AccountedCost, Comparison,
-                                            OverheadResult)
+from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, STAGES, AccountedCost,
+                                            Comparison, OverheadResult, StageCost)
 from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
+from autotune.profiling.stage_table import StageTable, stage_table
+from autotune.profiling.stages import WARMUP_BATCHES, Timed, read_totals, recorder, release, timed_workload
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.host import HostSampler
@@ -168,6 +179,62 @@ def sampler_cpu_ms_per_s(workload: Workload, config: LoaderConfig, seconds: floa
         release_loader(loader)
 
 
+def compare_stage_timing(workload: Workload, config: LoaderConfig, device: torch.device, *,
+                         pairs: int, segment_s: float) -> tuple[Comparison, StageTable | None]:
+    """A plain and a stage-timed loader alive side by side, alternating in ABBA segments; the
+    stage table of what the timed one's workers recorded."""
+    out = Comparison()
+    with tempfile.TemporaryDirectory(prefix="autotune-stages-") as tmp:
+        timed, plan = timed_workload(workload, Path(tmp))
+        loaders = {False: workload.make_loader(config), True: timed.make_loader(config)}
+        feeds = {k: endless_batches(DeviceLoader(v, device, **config.transfer_kwargs()))
+                 for k, v in loaders.items()}
+        try:
+            for batches in feeds.values():
+                for _ in range(WARMUP_STEPS):
+                    workload.step(next(batches))
+            for index in range(pairs):
+                rates = {}
+                for instrumented in ((False, True) if index % 2 == 0 else (True, False)):
+                    drain_prefetched(feeds[instrumented], config.prefetch_depth)
+                    rates[instrumented] = _segment(workload, feeds[instrumented], device, segment_s, None)
+                out.pairs.append((rates[False], rates[True]))
+        finally:
+            for instrumented, batches in feeds.items():
+                batches.close()
+                release_loader(loaders[instrumented])
+            release(tmp)
+        totals, processes = read_totals(Path(tmp))
+    return out, stage_table(plan, totals, processes)
+
+
+def _noop(x: Any) -> Any:
+    return x
+
+
+def stage_timer_us(calls: int = 20000) -> float:
+    """The CPU one timed stage adds over calling it untimed (thread CPU clock)."""
+    with tempfile.TemporaryDirectory(prefix="autotune-stages-") as tmp:
+        recorder(tmp).batches = WARMUP_BATCHES  # past the warm-up: every call is recorded
+        timed = Timed(_noop, "noop", tmp)
+        t0 = time.thread_time()
+        for i in range(calls):
+            _noop(i)
+        plain = time.thread_time() - t0
+        t0 = time.thread_time()
+        for i in range(calls):
+            timed(i)
+        with_timer = time.thread_time() - t0
+        release(tmp)
+    return 1e6 * max(0.0, with_timer - plain) / calls
+
+
+def stage_cost(table: StageTable, batch_size: int) -> StageCost:
+    """Stage calls per item: each recognised stage and __getitem__ once, collate once a batch."""
+    inner = sum(1 for r in table.rows if r.kind not in ("fetch", "collate"))
+    return StageCost(stage_timer_us(), inner + 1 + 1 / batch_size, table.cpu_ms_per_item)
+
+
 def measure_overhead(workload: Workload, config: LoaderConfig, device: torch.device, *,
                      pairs: int = 16, segment_s: float = 0.5,
                      on_variant: Callable[[str, Comparison], None] | None = None) -> OverheadResult:
@@ -199,6 +266,14 @@ def measure_overhead(workload: Workload, config: LoaderConfig, device: torch.dev
         out.comparisons[name] = run()
         if on_variant is not None:
             on_variant(name, out.comparisons[name])
+    out.comparisons[STAGES], table = compare_stage_timing(workload, config, device, pairs=pairs,
+                                                          segment_s=segment_s)
+    if on_variant is not None:
+        on_variant(STAGES, out.comparisons[STAGES])
+    if table is not None:
+        out.stage_cost = stage_cost(table, workload.batch_size)
+        out.notes.append(f"stage timing: {len(table.rows)} stages ({', '.join(r.name for r in table.rows)});"
+                         " a plain and a stage-timed loader alternated, both pools alive throughout")
     plain_rate = out.comparisons[AUTOTUNE].median_rates()[0]
     out.accounted = AccountedCost(span_cost_us(device), len(PHASES),
                                   1000 * workload.batch_size / plain_rate,

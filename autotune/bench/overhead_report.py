@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autotune.bench.overhead_result import ALLOWED_OVERHEAD_PCT, OverheadResult
+from autotune.bench.overhead_result import ALLOWED_OVERHEAD_PCT, STAGES, OverheadResult
 
 
 def render_markdown(result: OverheadResult, command: str) -> str:
@@ -39,6 +39,16 @@ def render_markdown(result: OverheadResult, command: str) -> str:
                   f" {a.sampler_cpu_ms_per_s:.2f} ms of host-sampler CPU per second: at most"
                   f" **{a.bound_pct:.2f}%** even if all of it delayed the step.", ""]
     lines += [f"Within the {budget} budget: **{'yes' if result.within_budget else 'no'}**.", ""]
+    if STAGES in result.comparisons:
+        lines += [f"Per-stage timing inside the workers, side by side: **{result.overhead_pct(STAGES):+.2f}%**"
+                  " of the rate."]
+        c = result.stage_cost
+        if c is not None:
+            lines += [f"Accounted directly: {c.stages_per_item:.2f} timed stage calls per item x"
+                      f" {c.timer_us:.2f} us of worker CPU each, over {c.item_cpu_ms:.3f} CPU ms per"
+                      f" item: at most **{c.bound_pct:.2f}%** of a worker's CPU (within the {budget}"
+                      f" budget: **{'yes' if c.bound_pct <= ALLOWED_OVERHEAD_PCT else 'no'}**)."]
+        lines.append("")
     lines += [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 

@@ -13,6 +13,7 @@ from typing import Any
 from autotune.space.config import LoaderConfig
 
 AUTOTUNE, NVTX, PROFILER, CONTROL = "autotune", "autotune+nvtx", "torch.profiler", "plain (control)"
+STAGES = "stage timing"
 ALLOWED_OVERHEAD_PCT = 2.0  # the budget autotune's instrumentation must stay within
 
 
@@ -55,6 +56,20 @@ class AccountedCost:
         return 100 * (spans + self.sampler_cpu_ms_per_s / 1000)
 
 
+@dataclass(frozen=True)
+class StageCost:
+    """The stage timing's cost accounted directly: the CPU a timed no-op stage adds over an
+    untimed one, times the stages each item passes through, over a worker's CPU per item."""
+
+    timer_us: float  # one stage's timing (clock pairs and the record), CPU on the worker
+    stages_per_item: float  # stage calls per item (collate's share per item included)
+    item_cpu_ms: float  # a worker's CPU per item, from the stage table
+
+    @property
+    def bound_pct(self) -> float:
+        return 100 * self.timer_us * self.stages_per_item / (1000 * self.item_cpu_ms)
+
+
 @dataclass
 class OverheadResult:
     workload: str
@@ -63,6 +78,7 @@ class OverheadResult:
     segment_s: float
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     accounted: AccountedCost | None = None
+    stage_cost: StageCost | None = None
     notes: list[str] = field(default_factory=list)
 
     def overhead_pct(self, variant: str = AUTOTUNE) -> float:
@@ -96,7 +112,14 @@ class OverheadResult:
                          "step_ms": round(a.step_ms, 3),
                          "sampler_cpu_ms_per_s": round(a.sampler_cpu_ms_per_s, 3),
                          "bound_pct": round(a.bound_pct, 3)}
+        stage_cost = None
+        if self.stage_cost is not None:
+            c = self.stage_cost
+            stage_cost = {"timer_us": round(c.timer_us, 3), "stages_per_item": round(c.stages_per_item, 3),
+                          "item_cpu_ms": round(c.item_cpu_ms, 4), "bound_pct": round(c.bound_pct, 3),
+                          "within_budget": c.bound_pct <= ALLOWED_OVERHEAD_PCT}
         return {"workload": self.workload, "config": self.config.as_dict(), "device": self.device,
                 "segment_s": self.segment_s, "variants": variants, "accounted": accounted,
+                "stage_cost": stage_cost,
                 "allowed_overhead_pct": ALLOWED_OVERHEAD_PCT, "noise_pct": round(self.noise_pct, 2),
                 "within_budget": self.within_budget, "notes": self.notes}

@@ -137,6 +137,9 @@ def tune(
                                " configuration (Perfetto, TensorBoard, HTA)"),
     nvtx: bool = typer.Option(False, "--nvtx", help="wrap fetch, collate, copy and step in NVTX"
                               " ranges for `nsys profile`"),
+    stages: bool = typer.Option(True, "--stages/--no-stages", help="time the pipeline's stages"
+                                " (decode, each transform, collate) inside the workers in one short"
+                                " burst of the tuned configuration, within the budget"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe.
@@ -147,7 +150,8 @@ def tune(
                        knobs=tuple(knob) if knob else None, device=device, seed=seed,
                        max_workers=max_workers, results_dir=results_dir, storage=storage,
                        study_name=study, ranks_per_node=ranks_per_node, target_rate=target_rate,
-                       trace=trace, nvtx=nvtx, ram_budget_mib=ram_budget, resume=resume)
+                       trace=trace, nvtx=nvtx, stages=stages, ram_budget_mib=ram_budget,
+                       resume=resume)
     if study is not None and storage is None:
         raise OptionsError("--study needs --storage: the journal file or database the processes share")
     try:

@@ -18,6 +18,7 @@ from autotune.diagnosis.verdict import Verdict, decide, reason
 class Diagnosis:
     verdict: Verdict
     recommendations: list[str] = field(default_factory=list)
+    stages: dict[str, Any] | None = None  # the stage table's record, where the stages were timed
 
     @property
     def bottleneck(self) -> str:
@@ -31,8 +32,9 @@ class Diagnosis:
         """The recipe's `diagnosis` block."""
         evidence = {"reason": self.reason, **self.verdict.evidence.as_dict(),
                     "runner_up": self.verdict.runner_up}
-        return {"bottleneck": self.bottleneck, "evidence": evidence,
-                "recommendations": list(self.recommendations)}
+        record = {"bottleneck": self.bottleneck, "evidence": evidence,
+                  "recommendations": list(self.recommendations)}
+        return record if self.stages is None else {**record, "stages": self.stages}
 
 
 def diagnose(result: BurstResult, context: Context) -> Diagnosis:

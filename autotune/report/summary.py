@@ -51,6 +51,43 @@ def _top_trials(result: "TuneResult") -> str:
     return "\n".join(lines)
 
 
+def stage_section(result: "TuneResult", rel: dict[str, str]) -> list[str]:
+    """Where a worker's time goes: the stage table of the tuned configuration, and its picture."""
+    profile = result.stages
+    record = result.best.diagnosis.stages if result.best and result.best.diagnosis else None
+    if profile is None or profile.table is None or record is None:
+        why = ("no item was timed" if profile is not None else
+               "not timed (`stages=False`, or the budget or a stop signal ended the tuning first)")
+        return ["## Where the loader's time goes", "", f"Pipeline stages: {why}.", ""]
+    t = profile.table
+    cpus = record["usable_cpus"]
+    lines = ["## Where the loader's time goes", "",
+             f"One {profile.duration_s:.1f} s burst of `{result.best.config.label()}` with each stage"
+             f" timed inside the workers ({t.items} items in {t.processes} process"
+             f"{'es' if t.processes != 1 else ''}; {profile.samples_per_s:.1f} samples/s while timed)."
+             f" Recognised: `{t.structure}`. Shares are of a worker's busy time and add up to 100%.",
+             "", "| stage | ms/item | share of worker time | CPU ms/item | on CPU | items/s per CPU |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in t.rows:
+        on_cpu = NA if r.cpu_pct is None else f"{r.cpu_pct:.0f}%"
+        rate = NA if r.items_per_s_per_cpu is None else f"{r.items_per_s_per_cpu:.0f}"
+        lines.append(f"| `{r.name}` | {r.ms_per_item:.3f} | {r.share_pct:.1f}% |"
+                     f" {r.cpu_ms_per_item:.3f} | {on_cpu} | {rate} |")
+    bound = record["loader_bound_samples_per_s"]
+    total_cpu = NA if t.cpu_pct is None else f"{t.cpu_pct:.0f}%"
+    lines += [f"| **all** | {t.ms_per_item:.3f} | 100% | {t.cpu_ms_per_item:.3f} | {total_cpu} |"
+              f" {NA if bound is None else f'{bound / cpus:.0f}'} |", "",
+              f"The stages take {total_cpu} of a worker's time on a CPU; at {cpus:g} usable CPUs their"
+              f" CPU cost allows the loader at most"
+              f" {NA if bound is None else f'{bound:.0f}'} samples/s.", ""]
+    for alt in profile.alternatives:
+        lines += [f"Measured alternative: {alt.name}: {alt.before_ms_per_item:.3f} ->"
+                  f" {alt.after_ms_per_item:.3f} ms per item ({abs(alt.gain_pct):.0f}%"
+                  f" {'less' if alt.gain_pct >= 0 else 'more'}). {alt.detail}.", ""]
+    lines += [f"![Where a worker's time goes, per stage]({rel['stages']})", ""]
+    return lines
+
+
 def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
     out = []
     if result.trace is not None:
@@ -117,6 +154,7 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
               f"![Where the step time goes: defaults against tuned]({rel['split']})", "",
               f"![Throughput against num_workers per prefetch_factor]({rel['workers']})", "",
               f"![Best throughput so far over tuning time]({rel['progress']})", "",
+              *stage_section(result, rel),
               "## Trials", "",
               f"Best {TOP_TRIALS} by throughput; every trial with its step-time split and verdict:"
               " [trials.md](trials.md), [trials.csv](trials.csv).", "", _top_trials(result), "",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from autotune.diagnosis.split import split_step
 from autotune.report import summary, table
-from autotune.report.plots import plot_progress, plot_split, plot_workers
+from autotune.report.plots import plot_progress, plot_split, plot_stages, plot_workers
 
 if TYPE_CHECKING:
     from autotune.search.result import TuneResult
@@ -22,7 +22,9 @@ def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
             for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best))
             if t is not None and t.ok]
     target = result.context.target_rate
-    return {
+    stages = {"stages": plot_stages(result.stages.table, plot_dir / "stages.png")} \
+        if result.stages is not None and result.stages.table is not None else {}
+    return {**stages,
         "split": plot_split(bars, plot_dir / "step_split.png"),
         "workers": plot_workers(result.trials, result.best, plot_dir / "workers.png",
                                 result.context.device_ceiling,

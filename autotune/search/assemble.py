@@ -14,7 +14,9 @@ import torch
 
 from autotune.diagnosis import Context, diagnose, explain
 from autotune.diagnosis.evidence import KnownCeilings
+from autotune.diagnosis.stage_advice import with_stages
 from autotune.probe.ceilings import Ceilings
+from autotune.profiling.stage_run import StageProfile
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice, choose, find_baseline, group
@@ -60,7 +62,7 @@ def _choice_fields(choice: Choice) -> dict[str, Any]:
                 tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved)
 
 
-def _diagnose(outcome: Outcome, context: Context) -> None:
+def _diagnose(outcome: Outcome, context: Context, stages: StageProfile | None = None) -> None:
     for t in outcome.trials:  # trials read back from a study come without a verdict
         if t.ok and t.diagnosis is None:
             t.diagnosis = diagnose(t.result, context)
@@ -68,18 +70,22 @@ def _diagnose(outcome: Outcome, context: Context) -> None:
     chosen = (t for t in (outcome.best, outcome.baseline) if t is not None and t.ok)
     for t in {id(t): t for t in chosen}.values():
         t.diagnosis = explain(t.result, outcome.trials, context)
+    if stages is not None and outcome.best is not None and outcome.best.diagnosis is not None:
+        outcome.best.diagnosis = with_stages(outcome.best.diagnosis, stages, context.usable_cpus)
 
 
 def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
              device: torch.device, ceilings: Ceilings | None = None,
-             where: dict[str, Any] | None = None, **extra: Any) -> Outcome:
+             where: dict[str, Any] | None = None, stages: StageProfile | None = None,
+             **extra: Any) -> Outcome:
     """Judge every trial and build the recipe, in place. `where` adds to the environment block
-    (the best trial's origin); `extra` adds to the recipe's measured block."""
+    (the best trial's origin); `stages`, the chosen configuration's timed stages, go into its
+    diagnosis; `extra` adds to the recipe's measured block."""
     measured: dict[str, Any] = {}
     if ceilings is not None and outcome.choice is not None:
         context, measured = _ceiling_fields(context, ceilings, outcome.choice)
     outcome.context = context
-    _diagnose(outcome, context)
+    _diagnose(outcome, context, stages)
     choice, best, baseline = outcome.choice, outcome.best, outcome.baseline
     if choice is None or best is None:
         return outcome

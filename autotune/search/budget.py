@@ -34,6 +34,7 @@ class Budget:
     clock: Callable[[], float] = time.perf_counter
     durations: list[float] = field(default_factory=list)  # of every burst so far
     excluded_s: float = 0.0  # one-time warm-up that does not count against the budget
+    held_s: float = 0.0  # kept back for what runs after the search (the stage profile)
     t0: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -50,8 +51,15 @@ class Budget:
         """Leave `seconds` (the device's one-time warm-up) out of the budget."""
         self.excluded_s += max(0.0, seconds)
 
+    def hold(self, seconds: float) -> None:
+        """Keep `seconds` back from the probes, the search and the re-measurements."""
+        self.held_s = max(0.0, seconds)
+
+    def release_hold(self) -> None:
+        self.held_s = 0.0
+
     def time_left(self) -> float:
-        return self.budget_s + self.excluded_s - self.elapsed()
+        return self.budget_s + self.excluded_s - self.held_s - self.elapsed()
 
     def more_than_half_left(self) -> bool:
         return self.time_left() > self.budget_s / 2

@@ -77,6 +77,8 @@ class TuneOptions(BaseModel):
                                       " accelerator consuming this many samples/s")
     trace: bool = Field(False, description="record a torch.profiler trace of the tuned configuration")
     nvtx: bool = Field(False, description="wrap fetch, collate, copy and step in NVTX ranges")
+    stages: bool = Field(True, description="time the pipeline's stages inside the workers in one"
+                         " short burst of the tuned configuration, within the budget")
 
     @field_validator("knobs")
     @classmethod

@@ -1,6 +1,6 @@
 """The phases of a tuning, in order: probe the two ceilings, search from seeds near the
-prediction, re-measure the best few until the choice is sound, and probe the loader alone at the
-chosen worker count. Each runs its trials through the TrialRunner and ends early on a stop signal
+prediction, re-measure the best few until the choice is sound, probe the loader alone at the
+chosen worker count, and time the chosen configuration's pipeline stages. Each runs its trials through the TrialRunner and ends early on a stop signal
 or when the budget runs out.
 """
 
@@ -12,6 +12,7 @@ from autotune.burst.watchdog import time_limit
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
+from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.search.choose import group, pick_best
 from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band, rounds,
                                      still_tied, to_confirm)
@@ -33,6 +34,15 @@ BROKEN_AFTER_FAILURES = 3
 ALL_TAKEN = "every configuration is measured or being measured"
 
 T = TypeVar("T")
+
+# Kept back from the search for the stage profile: one short burst and the alternatives' timing.
+STAGE_RESERVE_S = 4.0
+STAGE_RESERVE_SHARE = 0.08  # of the budget, for short budgets
+STAGE_WINDOW_S = 1.5  # the profile's window at most: the stage means settle within it
+
+
+def stage_reserve(budget_s: float) -> float:
+    return min(STAGE_RESERVE_S, STAGE_RESERVE_SHARE * budget_s)
 
 
 def broken(trials: list[TrialRecord]) -> bool:
@@ -159,3 +169,21 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
         if runner.run(config, Phase.CONFIRM) is None:
             return False
     return True
+
+
+# -- stages ---------------------------------------------------------------------------------
+def stage_profile(runner: TrialRunner, config: LoaderConfig) -> StageProfile | None:
+    """The chosen configuration's stages timed in one short burst, in the time held back for it;
+    None when stopped or when the profile fails (the tuning's result does not depend on it)."""
+    budget, b = runner.budget, runner.bursts
+    budget.release_hold()
+    if runner.stop.requested or budget.time_left() <= 0:
+        return None
+    window = min(STAGE_WINDOW_S, b.options.max_seconds, budget.window_cap(b.options.min_seconds))
+    try:
+        with runner.stop.interruptible():
+            return profile_stages(b.workload, config, b.device, b.options.settings(window), b.cpus)
+    except (StopRequested, AutotuneError):
+        return None
+    except Exception:  # a burst that passed before failed now: the profile is left out
+        return None

@@ -13,6 +13,7 @@ from autotune.diagnosis import Context
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.profiling.nvtx import NvtxCost
+from autotune.profiling.stage_run import StageProfile
 from autotune.profiling.trace import TraceRecord
 from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice
@@ -52,6 +53,7 @@ class TuneResult:
     ceilings: Ceilings | None = None  # None where the probes could not run
     choice: Choice | None = None
     stop_reason: str = ""  # why the search phase ended
+    stages: StageProfile | None = None  # the tuned configuration's pipeline stages, timed
 
     @property
     def config(self) -> LoaderConfig | None:

@@ -24,7 +24,7 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import confirm, loader_ceiling_at, probe, search
+from autotune.search.phases import confirm, loader_ceiling_at, probe, search, stage_profile, stage_reserve
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_study
 from autotune.search.study import claim_lock, trials_of
@@ -47,6 +47,8 @@ class Tuner:
                  sampler: optuna.samplers.BaseSampler | None = None,
                  pruner: optuna.pruners.BasePruner | None = None):
         budget = Budget(options.budget_s)  # covers the probes and study set-up too
+        if options.stages:
+            budget.hold(stage_reserve(options.budget_s))
         if options.target_rate is not None:
             workload = with_target_rate(workload, options.target_rate)
         self.workload, self.options, self.stop = workload, options, stop or StopSignals()
@@ -113,13 +115,16 @@ class Tuner:
         if ceilings is not None and outcome.choice is not None:
             with suppress(StopRequested):  # the report of what was measured comes first
                 loader_ceiling_at(runner, ceilings, outcome.choice.chosen.config.num_workers)
+        stages = None
+        if self.options.stages and outcome.choice is not None:
+            stages = stage_profile(runner, outcome.choice.chosen.config)
         elapsed = runner.budget.elapsed()
         assemble(outcome, runner.context, workload=self.workload.describe(), device=self.device,
-                 ceilings=ceilings, tuning_s=round(elapsed, 1),
+                 ceilings=ceilings, stages=stages, tuning_s=round(elapsed, 1),
                  target_rate_samples_per_s=self.options.target_rate,
                  ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason,
                  not_searched=self.space.left_out() or None)
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,
-                          choice=outcome.choice, stop_reason=self.stop_reason)
+                          choice=outcome.choice, stop_reason=self.stop_reason, stages=stages)
