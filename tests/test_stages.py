@@ -235,3 +235,36 @@ def test_tune_reports_the_stages_of_the_tuned_configuration(tmp_path):
     off = tune(workload, max_trials=1, budget_s=30, results_dir=None, stages=False,
                burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6})
     assert off.stages is None and off.recipe.diagnosis.stages is None
+
+
+def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(monkeypatch, tmp_path):
+    """thread_time is a system call, where a busy machine preempts a worker: the 1 s the fake
+    scheduler takes there must count in the stage that was running, not between stages."""
+    from autotune.profiling import stages
+
+    wall = [0.0]
+    cpu = [0.0]
+
+    def perf_counter() -> float:
+        return wall[0]
+
+    def thread_time() -> float:
+        wall[0] += 1.0  # descheduled on return from the system call: wall time, no CPU
+        return cpu[0]
+
+    monkeypatch.setattr(stages.time, "perf_counter", perf_counter)
+    monkeypatch.setattr(stages.time, "thread_time", thread_time)
+    monkeypatch.setattr(stages, "WARMUP_BATCHES", 0)
+
+    def work(x):
+        wall[0] += 0.25
+        cpu[0] += 0.25
+        return x
+
+    timed = stages.Timed(work, "stage", str(tmp_path))
+    assert timed(3) == 3
+    rec = stages.recorder(str(tmp_path))
+    count, wall_s, cpu_s = rec.totals["stage"]
+    # Both system calls' preemptions (start and end) fall inside the stage's wall time.
+    assert (count, wall_s, cpu_s) == (1, 2.25, 0.25)
+    stages.release(str(tmp_path))
