@@ -1,7 +1,7 @@
 """The phases of a tuning, in order: probe the two ceilings, search from seeds near the
 prediction, re-measure the best few until the choice is sound, probe the loader alone at the
-chosen worker count, and time the chosen configuration's pipeline stages. Each runs its trials through the TrialRunner and ends early on a stop signal
-or when the budget runs out.
+chosen worker count, and time the chosen configuration's pipeline stages. Each runs its trials
+through the TrialRunner and ends early on a stop signal or when the budget runs out.
 """
 
 from __future__ import annotations

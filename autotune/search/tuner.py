@@ -24,7 +24,8 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import confirm, loader_ceiling_at, probe, search, stage_profile, stage_reserve
+from autotune.search.phases import (confirm, loader_ceiling_at, probe, search, stage_profile,
+                                     stage_reserve)
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_study
 from autotune.search.study import claim_lock, trials_of
