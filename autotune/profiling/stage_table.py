@@ -96,9 +96,11 @@ def _rows(plan: StagePlan, totals: Mapping[str, Sequence[float]],
     wall, cpu = get(GETITEM)
     out = list(inner)
     if inner:
-        # Clamped: the inner stages' own timing can add up to a hair more than the whole.
-        out.append((Stage(OTHER_IN_GETITEM, StageKind.FETCH), max(0.0, wall - sum(w for _, w, _ in inner)),
-                    max(0.0, cpu - sum(c for _, _, c in inner))))
+        # Clamped: the inner stages' own timing can add up to a hair more than the whole, and a
+        # difference of CPU clocks read a little apart can exceed its wall time.
+        other_wall = max(0.0, wall - sum(w for _, w, _ in inner))
+        other_cpu = min(other_wall, max(0.0, cpu - sum(c for _, _, c in inner)))
+        out.append((Stage(OTHER_IN_GETITEM, StageKind.FETCH), other_wall, other_cpu))
     else:
         out.append((Stage(FETCH, StageKind.FETCH), wall, cpu))
     out.append((Stage(COLLATE, StageKind.COLLATE), *get(COLLATE)))
