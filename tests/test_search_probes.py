@@ -156,22 +156,31 @@ def test_each_probe_has_its_own_time_limit_and_a_failed_loader_probe_keeps_the_d
         monkeypatch):
     """A cold GPU's first steps (cuDNN loading and autotuning: 15-20 s per layout on an H100) used
     to run under one limit for all probes; past it every ceiling was lost."""
-    import time
+    import contextlib
 
     from autotune.probe import run as run_module
 
-    def slow_device(workload, batch, device, *, min_seconds, min_steps, warmup_steps, channels_last):
-        time.sleep(0.6)  # each probe under the 1 s limit, both together over it
+    limits: list[tuple[str, float | None]] = []  # each watchdog armed: what it guards, its limit
+
+    @contextlib.contextmanager
+    def fake_limit(seconds, what="burst"):
+        limits.append((what, seconds))
+        yield
+
+    def device(workload, batch, device, *, min_seconds, min_steps, warmup_steps, channels_last):
         return _device_probe(channels_last, warmup_s=0.5)
 
     def failing_loader(*args, **kwargs):
         raise RuntimeError("a worker died")
 
-    monkeypatch.setattr(run_module, "device_ceiling", slow_device)
-    monkeypatch.setattr(run_module, "probe_loader", failing_loader)
+    monkeypatch.setattr(run_module, "time_limit", fake_limit)
+    monkeypatch.setattr(run_module, "device_ceiling", device)
+    monkeypatch.setattr(run_module, "loader_rate", failing_loader)
     space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=True)
     heard: list[float] = []
     ceilings = run_probes(None, None, CPU, space, usable_cpus=2, limit_s=1.0, warmed_up=heard.append)
+    assert limits == [("the device probe", 1.0), ("the device probe (channels_last)", 1.0),
+                      ("the loader probe at 1 worker", 1.0)]
     assert [p.channels_last for p in ceilings.device_probes] == [False, True]
     assert ceilings.loader == {}  # the loader probe failed; the device ceiling is kept
     assert ceilings.warmup_s == pytest.approx(1.0) and heard == [pytest.approx(1.0)]

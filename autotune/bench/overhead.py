@@ -38,7 +38,8 @@ from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, S
 from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
 from autotune.profiling.stage_table import StageTable, stage_table
-from autotune.profiling.stages import WARMUP_BATCHES, Timed, read_totals, recorder, release, timed_workload
+from autotune.profiling.stages import (WARMUP_BATCHES, StageKind, Timed, read_totals, recorder, release,
+                                       timed_workload)
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.host import HostSampler
@@ -72,28 +73,35 @@ def _segment(workload: Workload, batches: Iterator[Any], device: torch.device, s
     return samples / (time.perf_counter() - t0)
 
 
+def _alternate(pairs: int, segment: Callable[[bool], float]) -> Comparison:
+    """`pairs` of (plain, instrumented) segment rates, in ABBA order: `segment(instrumented)`."""
+    out = Comparison()
+    for index in range(pairs):
+        rates = {instrumented: segment(instrumented)
+                 for instrumented in ((False, True) if index % 2 == 0 else (True, False))}
+        out.pairs.append((rates[False], rates[True]))
+    return out
+
+
 def compare(workload: Workload, config: LoaderConfig, device: torch.device, variant: Variant, *,
             pairs: int, segment_s: float) -> Comparison:
     """Plain against `variant` on one loader, in ABBA-ordered segments."""
     loader = workload.make_loader(config)
     feed = DeviceLoader(loader, device, **config.transfer_kwargs())  # no phase hook: plain
     batches = endless_batches(feed)
-    out = Comparison()
+
+    def segment(instrumented: bool) -> float:
+        with variant(feed) if instrumented else contextlib.nullcontext() as compute:
+            drain_prefetched(batches, config.prefetch_depth)
+            return _segment(workload, batches, device, segment_s, compute)
+
     try:
         for _ in range(WARMUP_STEPS):
             workload.step(next(batches))
-        for index in range(pairs):
-            rates = {}
-            for instrumented in ((False, True) if index % 2 == 0 else (True, False)):
-                hooks = variant(feed) if instrumented else contextlib.nullcontext()
-                with hooks as compute:
-                    drain_prefetched(batches, config.prefetch_depth)
-                    rates[instrumented] = _segment(workload, batches, device, segment_s, compute)
-            out.pairs.append((rates[False], rates[True]))
+        return _alternate(pairs, segment)
     finally:
         batches.close()
         release_loader(loader)
-    return out
 
 
 def autotune_hooks(device: torch.device, marks: PhaseHook | None = None) -> Variant:
@@ -183,22 +191,21 @@ def compare_stage_timing(workload: Workload, config: LoaderConfig, device: torch
                          pairs: int, segment_s: float) -> tuple[Comparison, StageTable | None]:
     """A plain and a stage-timed loader alive side by side, alternating in ABBA segments; the
     stage table of what the timed one's workers recorded."""
-    out = Comparison()
     with tempfile.TemporaryDirectory(prefix="autotune-stages-") as tmp:
         timed, plan = timed_workload(workload, Path(tmp))
         loaders = {False: workload.make_loader(config), True: timed.make_loader(config)}
         feeds = {k: endless_batches(DeviceLoader(v, device, **config.transfer_kwargs()))
                  for k, v in loaders.items()}
+
+        def segment(instrumented: bool) -> float:
+            drain_prefetched(feeds[instrumented], config.prefetch_depth)
+            return _segment(workload, feeds[instrumented], device, segment_s, None)
+
         try:
             for batches in feeds.values():
                 for _ in range(WARMUP_STEPS):
                     workload.step(next(batches))
-            for index in range(pairs):
-                rates = {}
-                for instrumented in ((False, True) if index % 2 == 0 else (True, False)):
-                    drain_prefetched(feeds[instrumented], config.prefetch_depth)
-                    rates[instrumented] = _segment(workload, feeds[instrumented], device, segment_s, None)
-                out.pairs.append((rates[False], rates[True]))
+            out = _alternate(pairs, segment)
         finally:
             for instrumented, batches in feeds.items():
                 batches.close()
@@ -231,7 +238,7 @@ def stage_timer_us(calls: int = 20000) -> float:
 
 def stage_cost(table: StageTable, batch_size: int) -> StageCost:
     """Stage calls per item: each recognised stage and __getitem__ once, collate once a batch."""
-    inner = sum(1 for r in table.rows if r.kind not in ("fetch", "collate"))
+    inner = sum(1 for r in table.rows if r.kind not in (StageKind.FETCH, StageKind.COLLATE))
     return StageCost(stage_timer_us(), inner + 1 + 1 / batch_size, table.cpu_ms_per_item)
 
 

@@ -47,7 +47,7 @@ def render_markdown(result: OverheadResult, command: str) -> str:
             lines += [f"Accounted directly: {c.stages_per_item:.2f} timed stage calls per item x"
                       f" {c.timer_us:.2f} us of worker CPU each, over {c.item_cpu_ms:.3f} CPU ms per"
                       f" item: at most **{c.bound_pct:.2f}%** of a worker's CPU (within the {budget}"
-                      f" budget: **{'yes' if c.bound_pct <= ALLOWED_OVERHEAD_PCT else 'no'}**)."]
+                      f" budget: **{'yes' if c.within_budget else 'no'}**)."]
         lines.append("")
     lines += [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

@@ -69,6 +69,10 @@ class StageCost:
     def bound_pct(self) -> float:
         return 100 * self.timer_us * self.stages_per_item / (1000 * self.item_cpu_ms)
 
+    @property
+    def within_budget(self) -> bool:
+        return self.bound_pct <= ALLOWED_OVERHEAD_PCT
+
 
 @dataclass
 class OverheadResult:
@@ -117,7 +121,7 @@ class OverheadResult:
             c = self.stage_cost
             stage_cost = {"timer_us": round(c.timer_us, 3), "stages_per_item": round(c.stages_per_item, 3),
                           "item_cpu_ms": round(c.item_cpu_ms, 4), "bound_pct": round(c.bound_pct, 3),
-                          "within_budget": c.bound_pct <= ALLOWED_OVERHEAD_PCT}
+                          "within_budget": c.within_budget}
         return {"workload": self.workload, "config": self.config.as_dict(), "device": self.device,
                 "segment_s": self.segment_s, "variants": variants, "accounted": accounted,
                 "stage_cost": stage_cost,

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from autotune.diagnosis.diagnose import Diagnosis
-from autotune.profiling.alternatives import Alternative
+from autotune.profiling.alternatives import NORMALIZE, TO_FLOAT, TO_UINT8, Alternative
 from autotune.profiling.stage_run import StageProfile
 from autotune.profiling.stage_table import StageRow, StageTable
 from autotune.profiling.stages import StageKind
 
 # Transforms by what moves them off the workers (class names, torchvision v1 and v2 alike).
-TO_BATCH = {"ToTensor", "Normalize", "ConvertImageDtype", "ToDtype", "PILToTensor", "ToImage"}
+TO_BATCH = TO_UINT8 | TO_FLOAT | NORMALIZE
 GEOMETRY = {"RandomResizedCrop", "Resize", "RandomCrop", "CenterCrop", "RandomResize"}
 
 
@@ -41,14 +41,9 @@ def remedy(row: StageRow) -> str:
             " or with transforms.v2 on uint8 tensors")
 
 
-def _bound(table: StageTable, cpus: int, saved_cpu_ms: float = 0.0) -> float | None:
-    cost = table.cpu_ms_per_item - saved_cpu_ms
-    return cpus * 1000 / cost if cost > 0 else None
-
-
 def dominant_line(table: StageTable, cpus: int, bottleneck: str) -> str:
     top = table.dominant()
-    bound = _bound(table, cpus)
+    bound = table.loader_bound(cpus)
     ceiling = (f": at {cpus} CPU{'s' if cpus != 1 else ''} the loader cannot exceed {bound:.0f}"
                f" samples/s ({table.cpu_ms_per_item:.2f} CPU ms per item, {top.cpu_ms_per_item:.2f}"
                f" of them in {top.name})" if bound else "")
@@ -61,13 +56,12 @@ def dominant_line(table: StageTable, cpus: int, bottleneck: str) -> str:
 
 def alternative_line(alt: Alternative, table: StageTable, cpus: int) -> str:
     saved = alt.before_ms_per_item - alt.after_ms_per_item
-    now, then = _bound(table, cpus), _bound(table, cpus, saved)
+    now, then = table.loader_bound(cpus), table.loader_bound(cpus, saved)
     gain = (f"; the loader's CPU bound at {cpus} CPUs would go from {now:.0f} to {then:.0f}"
             " samples/s" if now and then and saved > 0 else "")
-    word = "less" if saved >= 0 else "more"
     return (f"measured here: {alt.name} ({' + '.join(alt.replaces)}) costs"
             f" {alt.after_ms_per_item:.3f} instead of {alt.before_ms_per_item:.3f} ms per item"
-            f" ({abs(alt.gain_pct):.0f}% {word}, {alt.items} items){gain}")
+            f" ({alt.gain_text}, {alt.items} items){gain}")
 
 
 def stage_advice(table: StageTable, alternatives: list[Alternative], cpus: int,

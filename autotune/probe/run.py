@@ -25,9 +25,11 @@ PROBE_SETTINGS = BurstSettings(min_steps=6, min_seconds=0.3, warmup_steps=2)
 
 
 def probe_loader(workload: Workload, workers: int, settings: BurstSettings,
-                 usable_cpus: int) -> LoaderProbe:
-    return loader_rate(workload, LoaderConfig(num_workers=workers), min_seconds=settings.min_seconds,
-                       min_batches=settings.min_steps, usable_cpus=usable_cpus)
+                 usable_cpus: int, limit_s: float | None = None) -> LoaderProbe:
+    return _limited(limit_s, f"the loader probe at {workers} worker{'s' if workers != 1 else ''}",
+                    lambda: loader_rate(workload, LoaderConfig(num_workers=workers),
+                                        min_seconds=settings.min_seconds,
+                                        min_batches=settings.min_steps, usable_cpus=usable_cpus))
 
 
 def _limited(limit_s: float | None, what: str, measure: Callable[[], T]) -> T:
@@ -59,8 +61,7 @@ def run_probes(workload: Workload, batch: Any, device: torch.device, space: Sear
         return ceilings
 
     def loader_probe(workers: int) -> None:
-        ceilings.add(_limited(limit_s, f"the loader probe at {workers} workers",
-                              lambda: probe_loader(workload, workers, settings, usable_cpus)))
+        ceilings.add(probe_loader(workload, workers, settings, usable_cpus, limit_s))
 
     try:
         loader_probe(1)

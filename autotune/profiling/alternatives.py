@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import torch
 
+from autotune.profiling.stages import compose_types
+
 TO_UINT8 = {"PILToTensor", "ToImage"}
 TO_FLOAT = {"ToTensor", "ConvertImageDtype", "ToDtype"}
 NORMALIZE = {"Normalize"}
@@ -38,6 +40,11 @@ class Alternative:
     def gain_pct(self) -> float:
         return 100 * (1 - self.after_ms_per_item / self.before_ms_per_item) if self.before_ms_per_item else 0.0
 
+    @property
+    def gain_text(self) -> str:
+        """'48% less' (or 'more', where the equivalent turned out dearer)."""
+        return f"{abs(self.gain_pct):.0f}% {'less' if self.gain_pct >= 0 else 'more'}"
+
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "replaces": self.replaces,
                 "before_ms_per_item": round(self.before_ms_per_item, 4),
@@ -47,10 +54,7 @@ class Alternative:
 
 def _transform_holder(dataset: Any, depth: int = 0) -> Any | None:
     """The dataset (or one it wraps under `.dataset`) whose `transform` is a Compose."""
-    from torchvision import transforms
-    from torchvision.transforms import v2
-
-    if isinstance(getattr(dataset, "transform", None), (transforms.Compose, v2.Compose)):
+    if isinstance(getattr(dataset, "transform", None), compose_types()):
         return dataset
     inner = getattr(dataset, "dataset", None)
     return _transform_holder(inner, depth + 1) if inner is not None and depth < 4 else None

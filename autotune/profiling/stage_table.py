@@ -58,9 +58,11 @@ class StageTable:
         """The share of a worker's busy time spent on a CPU."""
         return 100 * self.cpu_ms_per_item / self.ms_per_item if self.ms_per_item > 0 else None
 
-    def loader_bound(self, cpus: float) -> float | None:
-        """The most samples/s `cpus` CPUs can produce with these per-item CPU costs."""
-        return cpus * 1000 / self.cpu_ms_per_item if self.cpu_ms_per_item > 0 else None
+    def loader_bound(self, cpus: float, saved_cpu_ms: float = 0.0) -> float | None:
+        """The most samples/s `cpus` CPUs can produce with these per-item CPU costs (less
+        `saved_cpu_ms` per item, for a cheaper equivalent)."""
+        cost = self.cpu_ms_per_item - saved_cpu_ms
+        return cpus * 1000 / cost if cost > 0 else None
 
     def dominant(self) -> StageRow:
         return max(self.rows, key=lambda r: r.share_pct)

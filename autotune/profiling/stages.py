@@ -236,7 +236,7 @@ class TimedIterable(IterableDataset):
 
 
 # -- recognising the structure ----------------------------------------------------------------
-def _compose_types() -> tuple[type, ...]:
+def compose_types() -> tuple[type, ...]:
     from torchvision import transforms
     from torchvision.transforms import v2
 
@@ -251,7 +251,7 @@ def _folder_type() -> type:
 
 def _timed_transform(transform: Callable, plan: StagePlan, directory: str) -> Any:
     """A copy of `transform` with each Compose child timed, or the transform timed as a whole."""
-    if isinstance(transform, _compose_types()):
+    if isinstance(transform, compose_types()):
         timed = copy.copy(transform)  # the user's Compose keeps its own list
         timed.transforms = [_timed_transform(child, plan, directory) for child in transform.transforms]
         return timed

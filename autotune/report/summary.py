@@ -82,8 +82,7 @@ def stage_section(result: "TuneResult", rel: dict[str, str]) -> list[str]:
               f" {NA if bound is None else f'{bound:.0f}'} samples/s.", ""]
     for alt in profile.alternatives:
         lines += [f"Measured alternative: {alt.name}: {alt.before_ms_per_item:.3f} ->"
-                  f" {alt.after_ms_per_item:.3f} ms per item ({abs(alt.gain_pct):.0f}%"
-                  f" {'less' if alt.gain_pct >= 0 else 'more'}). {alt.detail}.", ""]
+                  f" {alt.after_ms_per_item:.3f} ms per item ({alt.gain_text}). {alt.detail}.", ""]
     lines += [f"![Where a worker's time goes, per stage]({rel['stages']})", ""]
     return lines
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from autotune.burst.watchdog import time_limit
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -53,12 +52,11 @@ def broken(trials: list[TrialRecord]) -> bool:
 
 
 # -- probes ---------------------------------------------------------------------------------
-def _probing(runner: TrialRunner, measure: Callable[[], T], limit: bool = True) -> T | None:
-    """A probe under the burst time limit (unless it limits its own parts); None when it fails
-    (the trials then show why)."""
+def _probing(runner: TrialRunner, measure: Callable[[], T]) -> T | None:
+    """A probe (each under the burst time limit: probe/run.py); None when it fails (the trials
+    then show why)."""
     try:
-        with runner.stop.interruptible(), \
-                time_limit(runner.bursts.options.time_limit if limit else None, "probing"):
+        with runner.stop.interruptible():
             return measure()
     except (AutotuneError, StopRequested):
         raise
@@ -76,7 +74,7 @@ def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | Non
     return _probing(runner, lambda: run_probes(b.workload, batch, b.device, space, b.cpus,
                                                PROBE_SETTINGS, second=runner.budget.more_than_half_left,
                                                limit_s=b.options.time_limit,
-                                               warmed_up=runner.budget.exclude), limit=False)
+                                               warmed_up=runner.budget.exclude))
 
 
 def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> None:
@@ -88,7 +86,8 @@ def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> 
         return
     b = runner.bursts
     _probing(runner,
-             lambda: ceilings.add(probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus)))
+             lambda: ceilings.add(probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus,
+                                               b.options.time_limit)))
 
 
 # -- search ---------------------------------------------------------------------------------
