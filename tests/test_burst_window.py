@@ -55,3 +55,28 @@ def test_halves_that_disagree_are_not_steady():
     uneven = marks([0.1] * 5 + [0.02] * 5, [1] * 11)
     assert not window_complete(uneven, depth=1, **RULES)
     assert window_rate(uneven) == pytest.approx(160 / 0.6)  # counted whole when the cap ends it
+
+
+def waited(window: list[Mark], per_step: list[float]) -> list[Mark]:
+    """The same marks with the loop's cumulative wait: `per_step[i]` seconds in step i."""
+    total, out = 0.0, [Mark(window[0].t, 0, window[0].backlog, 0.0)]
+    for mark, wait in zip(window[1:], per_step):
+        total += wait
+        out.append(Mark(mark.t, mark.samples, mark.backlog, total))
+    return out
+
+
+def test_a_buffer_filling_behind_a_step_that_never_waits_is_no_throughput():
+    # The loader outpaces a 0.1 s step: the buffer gains 4 batches, the loop never waits. The step
+    # sets the pace; the surplus in the buffer would be consumed no faster.
+    window = waited(marks([0.1] * 10, [0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4]), [0.0] * 10)
+    assert window_rate(window) == pytest.approx(160 / 1.0)
+
+
+def test_a_loop_that_waited_is_held_to_what_the_loader_produced():
+    # Waiting 0.3 s of 1 s, the loop could take 160 / 0.7 s; the loader made 10 + 4 batches.
+    window = waited(marks([0.1] * 10, [0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4]), [0.03] * 10)
+    assert window_rate(window) == pytest.approx((10 + 4) * 16 / 1.0)
+    # Draining a backlog the loader made before the window: production, whatever the waits.
+    drained = waited(marks([0.05] * 10, [8] + [7, 6, 5, 4, 3, 2, 2, 2, 2, 2]), [0.0] * 10)
+    assert window_rate(drained) == pytest.approx((10 - 6) * 16 / 0.5)

@@ -44,9 +44,10 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
                                                    "study.journal"}
     table = (run_dir / "trials.md").read_text()
-    # Header, the 3 search trials, then the re-measurements of the best few; best marked.
-    remeasured = recipe.measured.model_extra["remeasured"]
-    assert table.count("\n| ") == 4 + remeasured and "**best**" in table
+    # Header, the 3 search trials, the re-measurements of the best few and the record burst;
+    # best marked.
+    extra = recipe.measured.model_extra
+    assert table.count("\n| ") == 4 + extra["remeasured"] + extra["recorded"] and "**best**" in table
     assert "PyTorch defaults" in result.output and "report:" in result.output
     assert children() == []
 

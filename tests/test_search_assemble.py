@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from autotune.cluster.merge import merge
+from autotune.diagnosis import Context
+from autotune.recipe.model import RateSource
+from autotune.search.assemble import assemble, pick
 from autotune.search.budget import SAFETY, Budget
 from autotune.search.study import describe_study, open_study
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
@@ -74,3 +78,40 @@ def test_budget_on_a_fake_clock():
     assert not budget.fits_another()
     assert budget.window_cap(min_seconds=2.0) == pytest.approx(14.0 * 0.8 / 1.5)  # 14 s left
     assert budget.window_cap(min_seconds=10.0) == 10.0  # never under the window's minimum
+
+
+def test_the_reserve_fits_two_re_measurements_and_the_record_burst_however_slow_the_bursts():
+    clock = Clock()
+    budget = Budget(60.0, clock=clock)
+    budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=d))
+                  for d in (6.0, 6.0, 9.0)])
+    # 30% of the budget (18 s) fitted one re-measurement of bursts this slow: the floor is the two
+    # fastest and the record burst at the typical duration, plus the safety margin on the longest.
+    assert budget.confirm_reserve() == pytest.approx(3 * 6.0 + (SAFETY - 1) * 9.0)
+    clock.now += 60.0 - (SAFETY * 9.0 + 6.0)  # room for a slow burst and a typical one after it
+    assert budget.fits_another(then=1)
+    clock.now += 0.5
+    assert budget.fits_another() and not budget.fits_another(then=1)
+
+
+def test_the_recipe_records_the_burst_measured_after_the_choice():
+    ts = [TrialRecord(0, PYTORCH_DEFAULTS, TrialStatus.OK, result=burst(PYTORCH_DEFAULTS, 100.0))]
+    for rate, phase in ((420.0, Phase.SEARCH), (410.0, Phase.CONFIRM), (406.0, Phase.CONFIRM),
+                        (380.0, Phase.RECORD)):
+        ts.append(TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=burst(cfg(2), rate), phase=phase))
+    for rate, phase in ((300.0, Phase.SEARCH), (305.0, Phase.CONFIRM)):
+        ts.append(TrialRecord(len(ts), cfg(1), TrialStatus.OK, result=burst(cfg(1), rate), phase=phase))
+    outcome = pick(ts)
+    assert outcome.choice.chosen.config == cfg(2)
+    assert outcome.choice.chosen.mean == pytest.approx(408.0)  # the record burst chose nothing
+    assemble(outcome, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
+             device=torch.device("cpu"))
+    m = outcome.recipe.measured
+    assert m.samples_per_s == pytest.approx(380.0) and m.rate_from == RateSource.RECORD
+    assert m.measurements == 1
+    without = pick([t for t in ts if t.phase != Phase.RECORD])
+    assemble(without, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
+             device=torch.device("cpu"))
+    m = without.recipe.measured
+    assert m.samples_per_s == pytest.approx(408.0) and m.rate_from == RateSource.REMEASURED
+    assert m.measurements == 2

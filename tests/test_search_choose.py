@@ -101,3 +101,14 @@ def test_a_band_wider_than_the_target_leaves_the_choice_unresolved_and_names_the
     settled = choose(group(quiet))
     assert settled.resolved and settled.unresolved() == ()
     assert settled.chosen.config == cfg(2) and [c.config for c in settled.ties] == [cfg(4)]
+
+
+def test_one_re_measured_configuration_alone_does_not_win_by_default():
+    # The budget ended after one re-measurement: w7 has two bursts, the cheaper w2 one. w7 must
+    # not win merely for being the only configuration measured twice.
+    ts = trials((cfg(7), 140), (cfg(2), 136), (cfg(7), 135.5))
+    choice = choose(group(ts))
+    assert {c.config for c in choice.equivalent} == {cfg(7), cfg(2)}
+    assert choice.chosen.config == cfg(2)
+    # Two or more re-measured: those alone compete, as before.
+    assert choose(group(ts + trials((cfg(2), 120)))).chosen.config == cfg(7)

@@ -7,6 +7,7 @@ import pytest
 from autotune import environment
 from autotune.search.trial import Phase
 from autotune.api import tune
+from autotune.recipe.model import RateSource
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.simulated import SimSpec, simulated_workload
 
@@ -41,7 +42,14 @@ def test_compute_bound_workload_gets_few_workers_within_budget():
     assert result.elapsed_s <= budget
     assert result.config.num_workers <= 2
     assert result.choice.chosen.n >= 2  # chosen only after a re-measurement
-    assert any(t.phase == Phase.CONFIRM for t in result.trials)
+    phases = [t.phase for t in result.trials]
+    assert Phase.CONFIRM in phases
+    # Then the chosen configuration once more, after every re-measurement: the recipe's rate.
+    assert phases[-1] == Phase.RECORD and phases.count(Phase.RECORD) == 1
+    (record,) = (t for t in result.trials if t.phase == Phase.RECORD)
+    assert record.config == result.config
+    assert result.recipe.measured.samples_per_s == pytest.approx(record.samples_per_s, abs=0.01)
+    assert result.recipe.measured.rate_from == RateSource.RECORD
 
 
 @pytest.mark.slow

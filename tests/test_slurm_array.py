@@ -84,7 +84,8 @@ def test_array_of_three_tasks_tunes_into_one_study_and_report_merges_it(slurm_cl
     report = autotune("report", "--study", "array3", "--storage", str(storage),
                       "--out", str(tmp_path / "report"))
     recipe = load_recipe(tmp_path / "report" / "recipe.json")
-    assert recipe.measured.trials + recipe.measured.model_extra["remeasured"] == len(trials)
+    extra = recipe.measured.model_extra
+    assert recipe.measured.trials + extra["remeasured"] + extra["recorded"] == len(trials)
     assert recipe.environment["slurm_array_job_id"] == job_id
     assert recipe.environment["measured_on_nodes"] == ["localhost"]
     table = (tmp_path / "report" / "trials.md").read_text().splitlines()

@@ -187,7 +187,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
-    marks = [Mark(t_window, 0, backlog())]
+    marks = [Mark(t_window, 0, backlog(), 0.0)]
     samples = steps = 0
     last_report = t_window
     steady = False
@@ -198,7 +198,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         steps += 1
         samples += batch_samples(batch, workload.batch_size)
         now = time.perf_counter()
-        marks.append(Mark(now, samples, backlog()))
+        marks.append(Mark(now, samples, backlog(), clock.wall_total("wait")))
         elapsed = now - t_window
         if on_progress is not None and now - last_report >= 0.5:
             last_report = now
@@ -211,7 +211,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
             break
     clock.synchronize()
     t_end = time.perf_counter()
-    marks[-1] = Mark(t_end, samples, marks[-1].backlog)
+    marks[-1] = replace(marks[-1], t=t_end)
     running.clear()
     host_stats = host.stop()
     gpu_stats = gpu_sampler.stop() if gpu_sampler is not None else None

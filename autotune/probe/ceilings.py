@@ -16,6 +16,9 @@ from autotune.probe.loader import LoaderProbe
 # The loader must outpace the step a little: both share the main process, and a buffer that is
 # only just fed runs dry at the first slow item.
 HEADROOM = 1.1
+# One worker on a core for less than this share of the time spends most of it waiting (storage,
+# network), not computing.
+WAITING_CORES = 0.5
 # channels_last is preferred only when it makes the step this much faster: less is probe noise,
 # and converting every batch is not free.
 LAYOUT_GAIN = 0.03
@@ -66,6 +69,12 @@ class Ceilings:
         """Cores left for workers while the step runs (at least one: below that the OS
         time-shares the step and the workers anyway)."""
         return max(1.0, self.usable_cpus - self.device.host_cores)
+
+    @property
+    def loader_waits(self) -> bool:
+        """The one-worker probe spent most of its time waiting rather than computing."""
+        one = self.loader.get(1)
+        return one is not None and one.samples_per_s > 0 and one.worker_cores < WAITING_CORES
 
     def _cpu_limited_workers(self, one: LoaderProbe) -> int:
         """Past this count every free core is busy: a CPU-bound loader gains nothing more."""

@@ -17,6 +17,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_mode
 from torch.utils.data import DataLoader
 
 from autotune.errors import RecipeError
+from autotune.strenum import StrEnum
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
@@ -63,6 +64,13 @@ TransferArgs = create_model("TransferArgs", __base__=_Strict, __module__=__name_
                             **_fields(Target.TRANSFER))
 
 
+class RateSource(StrEnum):
+    """Which bursts `samples_per_s` is the mean of."""
+
+    RECORD = "record"  # measured after the choice, free of the selection's luck
+    REMEASURED = "remeasured"  # the re-measurements the choice was made on (no time was left)
+
+
 class Measured(BaseModel):
     """Figures measured on the tuning machine. A figure this machine cannot measure is null."""
 
@@ -93,6 +101,7 @@ class Measured(BaseModel):
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
+    rate_from: RateSource | None = None  # which bursts those are
     # Configurations the measurements could not tell apart from the tuned one (it is the cheapest
     # of them), and the band, in % of the fastest's rate, within which they tie.
     tied_with: list[str] | None = None

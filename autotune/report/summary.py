@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autotune.diagnosis.diagnose import Diagnosis
+from autotune.recipe.model import RateSource
 from autotune.report.table import NA
 
 if TYPE_CHECKING:
@@ -21,6 +22,10 @@ EVIDENCE_ROWS = (("samples/s", "samples_per_s", ""), ("step time", "step_ms", " 
                  ("GPU utilization", "gpu_util_pct", "%"), ("device busy", "device_busy_pct", "%"),
                  ("of the device ceiling or target rate", "of_device_ceiling_pct", "%"))
 
+
+
+def _bursts(n: int | None) -> str:
+    return "one burst" if not n or n == 1 else f"the mean of {n} bursts"
 
 def _value(record: dict[str, Any], key: str, unit: str) -> str:
     value = record["shares_pct"].get(key) if key in record["shares_pct"] else record.get(key)
@@ -137,11 +142,16 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
               _verdict_line("PyTorch defaults", baseline.diagnosis), ""]
     columns = [(n, t.diagnosis) for n, t in (("defaults", baseline), ("tuned", best)) if t.diagnosis]
     lines += [evidence_table(columns), ""]
-    if m.measurements and m.measurements > 1:
+    if m.rate_from == RateSource.RECORD:
+        lines += [f"The headline rate is {_bursts(m.measurements)} of `{best.config.label()}`"
+                  " measured after the choice: the bursts that chose it were selected for being"
+                  " high, this was not. The tuned column (and the split picture) is the burst the"
+                  f" choice was made on closest to their mean ({best.samples_per_s:.1f} samples/s).", ""]
+    elif m.measurements and m.measurements > 1:
         lines += [f"The tuned column (and the split picture) is one burst of `{best.config.label()}`:"
                   f" of its {m.measurements} measurements, the one closest to their mean"
                   f" ({best.samples_per_s:.1f} against {m.samples_per_s:.1f} samples/s, the"
-                  " headline figure).", ""]
+                  " headline figure; no time was left to measure it again after the choice).", ""]
     if m.tied_with:
         lines += [m.tie_note(best.config.label()), ""]
     if m.not_searched:

@@ -29,7 +29,7 @@ def _status(t: TrialRecord, best: TrialRecord | None) -> str:
         return "best"  # the chosen configuration's measurement closest to its mean
     if t.error:
         return f"{t.status}: {t.error}"  # failed, skipped, pruned, or rejected over the RAM budget
-    return "re-measure" if t.phase == Phase.CONFIRM else t.status
+    return {Phase.CONFIRM: "re-measure", Phase.RECORD: "record"}.get(t.phase, t.status)
 
 
 def rows(trials: list[TrialRecord], best: TrialRecord | None, baseline: TrialRecord | None) -> list[dict[str, Any]]:

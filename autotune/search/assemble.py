@@ -7,6 +7,7 @@ recipes carry the same figures: the noise, the measurements, the ties and the di
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,8 +19,8 @@ from autotune.diagnosis.stage_advice import with_stages
 from autotune.probe.ceilings import Ceilings
 from autotune.profiling.stage_run import StageProfile
 from autotune.recipe.build import build_recipe
-from autotune.recipe.model import Recipe
-from autotune.search.choose import Choice, choose, find_baseline, group
+from autotune.recipe.model import RateSource, Recipe
+from autotune.search.choose import Choice, choose, find_baseline, group, record_rates
 from autotune.search.trial import TrialRecord, trial_counts
 
 
@@ -40,9 +41,10 @@ def pick(trials: list[TrialRecord]) -> Outcome:
     return Outcome(trials, choice, best, find_baseline([t for t in trials if t.measured]))
 
 
-def _ceiling_fields(context: Context, ceilings: Ceilings,
-                    choice: Choice) -> tuple[Context, dict[str, Any]]:
-    """The context with the loader ceiling at the chosen workers, and the recipe's figures."""
+def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
+                    rate: float) -> tuple[Context, dict[str, Any]]:
+    """The context with the loader ceiling at the chosen workers, and the recipe's figures (the
+    share of the bound that the recorded `rate` reaches)."""
     workers = choice.chosen.config.num_workers
     loader, bound = ceilings.loader_at(workers), ceilings.bound_at(workers)
     context = replace(context, ceilings=KnownCeilings(ceilings.device_samples_per_s, loader))
@@ -50,13 +52,22 @@ def _ceiling_fields(context: Context, ceilings: Ceilings,
         device_ceiling_samples_per_s=round(ceilings.device_samples_per_s, 2),
         device_warmup_s=round(ceilings.warmup_s, 1),
         loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
-        ceiling_share=None if not bound else round(choice.chosen.mean / bound, 3),
+        ceiling_share=None if not bound else round(rate / bound, 3),
         probes=ceilings.as_dict())
+
+
+def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
+    """The recipe's rate: the record bursts' mean where there are any, else the re-measurements'."""
+    records = record_rates(outcome.trials, choice.chosen.config)
+    if not records:
+        return dict(samples_per_s=choice.chosen.mean, measurements=choice.chosen.n_unbiased,
+                    rate_from=RateSource.REMEASURED)
+    return dict(samples_per_s=statistics.fmean(records), measurements=len(records),
+                rate_from=RateSource.RECORD)
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:
     return dict(noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
-                measurements=choice.chosen.n_unbiased,
                 fastest_samples_per_s=round(choice.fastest.mean, 2),
                 tied_with=[c.config.label() for c in choice.ties] or None,
                 tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved)
@@ -82,8 +93,9 @@ def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
     (the best trial's origin); `stages`, the chosen configuration's timed stages, go into its
     diagnosis; `extra` adds to the recipe's measured block."""
     measured: dict[str, Any] = {}
+    rate = _rate_fields(outcome, outcome.choice) if outcome.choice is not None else {}
     if ceilings is not None and outcome.choice is not None:
-        context, measured = _ceiling_fields(context, ceilings, outcome.choice)
+        context, measured = _ceiling_fields(context, ceilings, outcome.choice, rate["samples_per_s"])
     outcome.context = context
     _diagnose(outcome, context, stages)
     choice, best, baseline = outcome.choice, outcome.best, outcome.baseline
@@ -92,6 +104,6 @@ def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
     outcome.recipe = build_recipe(
         best.result, baseline.result if baseline and baseline.ok else None, workload, device,
         environment_block={**(best.origin or {}), **(where or {})},
-        diagnosis=best.diagnosis.to_record(), samples_per_s=choice.chosen.mean,
+        diagnosis=best.diagnosis.to_record(), **rate,
         **trial_counts(outcome.trials), **measured, **_choice_fields(choice), **extra)
     return outcome

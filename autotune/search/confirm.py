@@ -28,11 +28,12 @@ MEASUREMENTS = 2  # per candidate in the first round, the search's own measureme
 MAX_MEASUREMENTS = 6  # per candidate, however unresolved: the budget has other uses
 # Held back from the search for the sequential rounds: two more rounds of the fastest and one tie.
 TIE_BURSTS = 4
+RECORD_BURSTS = 1  # the chosen configuration measured once more, for the recipe's rate
 
 
 def reserved_bursts() -> int:
     """Re-measurements the search leaves time for: the first round, then the tie rounds."""
-    return (MAX_CANDIDATES + 1) * (MEASUREMENTS - 1) + TIE_BURSTS
+    return (MAX_CANDIDATES + 1) * (MEASUREMENTS - 1) + TIE_BURSTS + RECORD_BURSTS
 
 
 def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:

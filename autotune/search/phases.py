@@ -1,7 +1,8 @@
 """The phases of a tuning, in order: probe the two ceilings, search from seeds near the
-prediction, re-measure the best few until the choice is sound, probe the loader alone at the
-chosen worker count, and time the chosen configuration's pipeline stages. Each runs its trials
-through the TrialRunner and ends early on a stop signal or when the budget runs out.
+prediction, re-measure the best few until the choice is sound, measure the chosen one once more
+for the recipe's rate, probe the loader alone at the chosen worker count, and time the chosen
+configuration's pipeline stages. Each runs its trials through the TrialRunner and ends early on a
+stop signal or when the budget runs out.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.search.choose import group, pick_best
-from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band, rounds,
-                                     still_tied, to_confirm)
+from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, RECORD_BURSTS, out_of_band,
+                                     rounds, still_tied, to_confirm)
 from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
 from autotune.search.seeding import seed_configs
@@ -159,7 +160,7 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
     """Round-robin until each has `measurements`; False when time or a signal cut it short."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):
-        if not runner.budget.fits_another():
+        if not runner.budget.fits_another(then=RECORD_BURSTS):
             return False
         if any(t.config == config and t.measured and not t.ok for t in runner.trials):
             continue  # failed, pruned or rejected once: not a candidate any more
@@ -168,6 +169,16 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
         if runner.run(config, Phase.CONFIRM) is None:
             return False
     return True
+
+
+# -- record ---------------------------------------------------------------------------------
+def record(runner: TrialRunner, config: LoaderConfig) -> None:
+    """The chosen configuration measured once more, for the recipe's rate (choose.recorded_rate);
+    left out when the budget or a signal leaves no room (the recipe then records the
+    re-measurements' mean, and says so)."""
+    if runner.stop.requested or not runner.budget.fits_another():
+        return
+    runner.run(config, Phase.RECORD)
 
 
 # -- stages ---------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ class Phase(StrEnum):
 
     SEARCH = "search"  # proposed by the search
     CONFIRM = "confirm"  # re-measured to choose among the best
+    # Measured once more after the choice, for the recipe's rate alone: the bursts that chose a
+    # configuration were selected for being high (the winner's curse), this one was not.
+    RECORD = "record"
     GRID = "grid"  # a point of the bench's exhaustive grid
 
 
@@ -60,8 +63,10 @@ class TrialRecord:
 
 def trial_counts(trials: list[TrialRecord]) -> dict[str, int]:
     """How many search trials were measured (skipped ones ran no burst), how many bursts
-    re-measured the best few, and how many were pruned or rejected."""
+    re-measured the best few, how many recorded the chosen one's rate, and how many were pruned
+    or rejected."""
     return {"trials": sum(1 for t in trials if t.phase == Phase.SEARCH and t.measured),
             "remeasured": sum(1 for t in trials if t.phase == Phase.CONFIRM and t.measured),
+            "recorded": sum(1 for t in trials if t.phase == Phase.RECORD and t.measured),
             "pruned": sum(1 for t in trials if t.status == TrialStatus.PRUNED),
             "rejected": sum(1 for t in trials if t.status == TrialStatus.REJECTED)}

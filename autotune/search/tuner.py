@@ -1,4 +1,5 @@
-"""The tuner: a facade over one optuna study, run as probe -> search -> confirm -> assemble.
+"""The tuner: a facade over one optuna study, run as probe -> search -> confirm -> record ->
+assemble.
 
 Each step has its own module: setup.py (the probe batch, the space, the study), phases.py (the
 phases), trial_runner.py (one configuration, one trial, told to the study), budget.py (the clock)
@@ -24,8 +25,8 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import (confirm, loader_ceiling_at, probe, search, stage_profile,
-                                     stage_reserve)
+from autotune.search.phases import (confirm, loader_ceiling_at, probe, record, search,
+                                     stage_profile, stage_reserve)
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_study
 from autotune.search.study import claim_lock, trials_of
@@ -100,6 +101,9 @@ class Tuner:
             self.runner.learn(ceilings)
             self._search(ceilings)
             confirm(self.runner, self.space)
+            chosen = pick(self.runner.all_trials()).choice
+            if chosen is not None:
+                record(self.runner, chosen.chosen.config)
         return self._result()
 
     def _probe(self) -> Ceilings | None:
