@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import (bench_cmd, env_cmd, overhead_cmd, report_cmd, show_cmd, slurm_cmd, tune_cmd,
-                          verify_cmd)
+from autotune.cli import (bench_cmd, env_cmd, overhead_cmd, report_cmd, run_cmd, show_cmd, slurm_cmd,
+                          tune_cmd, verify_cmd)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Tune a PyTorch input pipeline by measuring short training bursts.")
@@ -17,6 +17,8 @@ app.command("report")(report_cmd.report)
 app.command("overhead")(overhead_cmd.overhead)
 app.command("bench")(bench_cmd.bench)
 app.command("verify")(verify_cmd.verify)
+# The script's own options follow the command: typer must pass them through, not parse them.
+app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run_cmd.run)
 
 
 def main() -> None:

@@ -1,0 +1,89 @@
+"""`autotune run [OPTIONS] -- python train.py ARGS...` (or `autotune run train.py ARGS...`): an
+unmodified training script, its loaders tuned online.
+
+The command runs in a child process whose Python starts with autotune/online/boot first on
+PYTHONPATH: its sitecustomize replaces torch's DataLoader with autotune.DataLoader once torch is
+imported, in that process and in every Python process it starts (launchers, DDP ranks). The
+online options travel as JSON in $AUTOTUNE_ONLINE. Each tuned loader writes a run folder (recipe
+and report) when its process exits; once the command has ended, each is printed here, one table
+per loader. The exit code is the command's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+import autotune.online.boot as boot
+from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
+from autotune.errors import OptionsError
+from autotune.online.options import ENV_VAR, OnlineOptions, resolve
+
+
+def command_line(args: list[str]) -> list[str]:
+    """`train.py ARGS` runs with this Python; anything else (`python train.py`, `torchrun ...`)
+    runs as given."""
+    if not args:
+        raise OptionsError("autotune run needs a command: autotune run -- python train.py ARGS"
+                           " (or autotune run train.py ARGS)")
+    if args[0].endswith(".py"):
+        if not Path(args[0]).is_file():
+            raise OptionsError(f"autotune run: no script {args[0]}")
+        return [sys.executable, *args]
+    return args
+
+
+def child_environment(options: OnlineOptions, environ: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if environ is None else environ)
+    boot_dir = str(Path(boot.__file__).parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (boot_dir, env.get("PYTHONPATH")) if p)
+    env[ENV_VAR] = json.dumps(options.model_dump(mode="json", exclude_defaults=True))
+    return env
+
+
+def new_run_folders(results_dir: Path, before: set[Path]) -> list[Path]:
+    """The online run folders written since `before` was listed, oldest first."""
+    runs = results_dir / "runs"
+    now = set(runs.glob("*-online-*")) if runs.is_dir() else set()
+    return sorted((p for p in now - before if (p / "recipe.json").is_file()), key=lambda p: p.name)
+
+
+@one_line_errors
+def run(
+    ctx: typer.Context,
+    results: Path = typer.Option(Path("results"), "--results-dir",
+                                 help="where each tuned loader writes its run folder"),
+    fix: Optional[list[str]] = typer.Option(None, "--fix", help="a knob to keep as the script"
+                                            " passes it (repeatable): num_workers, prefetch_factor,"
+                                            " persistent_workers, pin_memory"),
+    max_explore_share: Optional[float] = typer.Option(
+        None, "--max-explore-share", help="the most of the first epoch's steps spent exploring"),
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    """Run a training script with every torch DataLoader tuned online (no change to the script)."""
+    given = {"results_dir": results, "fixed": tuple(fix or ()),
+             "max_explore_share": max_explore_share}
+    options = resolve({k: v for k, v in given.items() if v is not None})
+    command = command_line(list(ctx.args))
+    runs = results / "runs"
+    before = set(runs.glob("*-online-*")) if runs.is_dir() else set()
+    try:
+        code = subprocess.call(command, env=child_environment(options))
+    except FileNotFoundError:
+        raise OptionsError(f"autotune run: command not found: {command[0]}") from None
+    folders = new_run_folders(results, before)
+    for folder in folders:
+        console.rule(f"autotune: {folder.name}")
+        console.print((folder / "report.md").read_text().rstrip(), markup=False, highlight=False,
+                      soft_wrap=True)
+        console.print(f"recipe: {folder / 'recipe.json'}", highlight=False, soft_wrap=True)
+    if not folders:
+        console.print("autotune run: no loader was tuned (no torch DataLoader was iterated for a"
+                      " full exploration, or tuning was off)", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)

@@ -1,0 +1,57 @@
+"""Run by Python at start-up in every process `autotune run` launches (it puts this folder first on
+PYTHONPATH): torch's DataLoader becomes autotune.DataLoader as soon as `import torch` completes.
+
+Waiting for torch keeps a process that never imports it (a shell-out to pip, a compiler worker)
+free of torch's import time, and patches after torch's own start-up, never inside it. Kept out of
+the autotune package, whose import brings torch in. Another sitecustomize on the path (a
+site-wide one) still runs after this one.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class PatchAfterTorch(importlib.abc.MetaPathFinder):
+    """Finds `torch` as the other finders would, and patches once its module has executed."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)  # once: torch is imported once per process
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_then_patch(module):
+            execute(module)
+            from autotune.online.patch import install
+            install()
+
+        spec.loader.exec_module = exec_then_patch
+        return spec
+
+
+def _chain() -> None:
+    """The sitecustomize this one shadows, if any, run as Python would have run it."""
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
+if "torch" in sys.modules:  # imported already (e.g. by a .pth file): patch now
+    from autotune.online.patch import install
+    install()
+else:
+    sys.meta_path.insert(0, PatchAfterTorch())
+_chain()
