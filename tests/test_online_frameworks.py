@@ -1,0 +1,50 @@
+"""Real frameworks, not mocks: a Lightning `Trainer.fit` script and a Hugging Face
+`transformers.Trainer` script (tests/frameworks/), neither of them knowing autotune, run under
+`autotune run`. Training completes, the loaders were tuned, the recipes were written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autotune.recipe.model import load_recipe
+
+SCRIPTS = Path(__file__).parent / "frameworks"
+
+
+def _autotune_run(tmp_path: Path, script: str, *args: str) -> tuple[str, list[Path]]:
+    results = tmp_path / "results"
+    done = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(results),
+                           str(SCRIPTS / script), *args],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return done.stdout, sorted((results / "runs").glob("*-online-*"))
+
+
+def _tuned(folder: Path, name: str) -> None:
+    recipe = load_recipe(folder / "recipe.json")
+    assert recipe.workload["name"] == name
+    m = recipe.measured
+    assert m.samples_per_s > 0 and m.exploration_steps > 0
+    assert (folder / "report.md").read_text().startswith(f"# Online tuning: {name}")
+
+
+@pytest.mark.slow
+def test_a_lightning_fit_script_runs_under_autotune_run(tmp_path):
+    out, folders = _autotune_run(tmp_path, "lightning_fit.py", "3200")
+    # Two epochs of 400 steps each, on the loader class the script's DataLoader name now means.
+    assert "FIT-DONE 800 autotune.online.loader.DataLoader" in out
+    assert len(folders) == 1
+    _tuned(folders[0], "Items")
+    assert f"recipe: {folders[0] / 'recipe.json'}" in out  # its table printed after the run
+
+
+@pytest.mark.slow
+def test_a_transformers_trainer_script_runs_under_autotune_run(tmp_path):
+    out, folders = _autotune_run(tmp_path, "transformers_train.py", "1600")
+    assert "TRAIN-DONE 400" in out
+    assert len(folders) == 1
+    _tuned(folders[0], "Sequences")

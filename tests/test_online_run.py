@@ -1,0 +1,96 @@
+"""`autotune run`: an unmodified script gets autotune.DataLoader for torch's, in its own process and
+in the Python processes it starts; the exit code is the script's; bad command lines are one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autotune.cli.app import app
+from autotune.cli.run_cmd import child_environment, command_line, new_run_folders
+from autotune.errors import OptionsError
+from autotune.online.options import ENV_VAR, OnlineOptions
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run_under_boot(tmp_path: Path, code: str, extra_path: str | None = None) -> str:
+    """`code` in a fresh interpreter started as `autotune run` starts the script."""
+    env = child_environment(OnlineOptions(results_dir=None))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env["PYTHONPATH"], extra_path, str(REPO)) if p)
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(code))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_torch_dataloader_is_autotunes_once_torch_is_imported(tmp_path):
+    out = _run_under_boot(tmp_path, """
+        import sys
+        print("torch before:", "torch" in sys.modules)
+        from torch.utils.data import DataLoader
+        import torch.utils.data.dataloader as dl
+        import autotune
+        loader = DataLoader(list(range(10)), batch_size=2)
+        print(DataLoader is autotune.DataLoader, dl.DataLoader is autotune.DataLoader,
+              isinstance(loader, autotune.DataLoader), [b.tolist() for b in loader][:2])
+    """)
+    # Nothing imported torch before the script did; then every name points at autotune's class.
+    assert "torch before: False" in out
+    assert "True True True [[0, 1], [2, 3]]" in out
+
+
+def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import builtins\nbuiltins.SITE_WAS_HERE = True\n")
+    out = _run_under_boot(tmp_path, "import builtins\nprint(getattr(builtins, 'SITE_WAS_HERE', False))\n",
+                          extra_path=str(site))
+    assert out.strip() == "True"
+
+
+def test_the_options_reach_the_child_as_json():
+    env = child_environment(OnlineOptions(results_dir=Path("out"), fixed=("num_workers",)), {"A": "1"})
+    assert json.loads(env[ENV_VAR]) == {"results_dir": "out", "fixed": ["num_workers"]}
+    assert env["A"] == "1" and env["PYTHONPATH"].endswith(os.path.join("online", "boot"))
+
+
+def test_command_lines():
+    assert command_line(["python", "train.py", "--lr", "1"]) == ["python", "train.py", "--lr", "1"]
+    assert command_line([__file__, "-x"]) == [sys.executable, __file__, "-x"]
+    with pytest.raises(OptionsError, match="needs a command"):
+        command_line([])
+    with pytest.raises(OptionsError, match="no script missing.py"):
+        command_line(["missing.py"])
+
+
+def test_run_passes_the_scripts_exit_code_and_reports_no_tuned_loader(tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    result = CliRunner().invoke(app, ["run", "--results-dir", str(tmp_path / "r"), str(script)])
+    assert result.exit_code == 3
+    assert "no loader was tuned" in result.output
+    bad = CliRunner().invoke(app, ["run", "--fix", "batch_size", str(script)])
+    assert bad.exit_code == 2 and "'batch_size' is not a knob" in bad.output
+
+
+def test_only_the_run_folders_written_since_the_start_are_reported(tmp_path):
+    runs = tmp_path / "runs"
+    old = runs / "20260101-000000-online-A"
+    old.mkdir(parents=True)
+    (old / "recipe.json").write_text("{}")
+    before = set(runs.glob("*-online-*"))
+    new = runs / "20260101-000001-online-B"
+    new.mkdir()
+    (new / "recipe.json").write_text("{}")
+    (runs / "20260101-000002-online-C").mkdir()  # nothing written into it
+    assert new_run_folders(tmp_path, before) == [new]
