@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from autotune.diagnosis.effects import (best_rate_by_workers, describe_effect, fewest_workers_within,
-                                        knob_effect)
+                                        knob_effect, workers_measured_faster)
 from autotune.diagnosis.evidence import Context, Evidence
+from autotune.diagnosis.fetch_advice import explains_main_process, fetch_advice
 from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict
 
@@ -41,6 +42,12 @@ def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
 def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     w, cpus = e.num_workers, e.usable_cpus
     if w == 0:
+        if workers_measured_faster(trials, e.samples_per_s, SAME_RATE) is False:
+            # The fetch advice that follows says why, with the scaling measured.
+            measured = "" if explains_main_process(context.fetch) else f" ({_scaling(trials, 0)})"
+            return [f"the step waits {e.split.wait_pct:.0f}% of the time for data loaded in the"
+                    " training process (num_workers=0), yet no worker count measured faster"
+                    f"{measured}: make fetching cheaper, not parallel"]
         return ["data loads in the training process itself (num_workers=0): use worker processes"
                 f" (measured: {_scaling(trials, 0)})"]
     if e.cpu_saturated:
@@ -90,4 +97,7 @@ RULES = {"input": _input, "device": _device, "transfer": _transfer, "host": _hos
 
 
 def recommend(verdict: Verdict, trials: list[MeasuredConfig], context: Context) -> list[str]:
-    return RULES[verdict.bottleneck](verdict.evidence, trials, context)
+    e = verdict.evidence
+    faster = workers_measured_faster(trials, e.samples_per_s, SAME_RATE)
+    return [*RULES[verdict.bottleneck](e, trials, context),
+            *fetch_advice(context.fetch, e.num_workers, faster, _scaling(trials, e.num_workers))]

@@ -42,6 +42,13 @@ def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: 
     return None
 
 
+def workers_measured_faster(trials: list[MeasuredConfig], rate: float, tolerance: float) -> bool | None:
+    """Whether some worker count beat `rate` by more than `tolerance` (a fraction); None where no
+    worker count was measured."""
+    rates = [r for w, r in best_rate_by_workers(trials).items() if w > 0]
+    return None if not rates else max(rates) > rate * (1 + tolerance)
+
+
 def describe_effect(effect: KnobEffect | None, knob: str) -> str:
     if effect is None:
         return f"{knob}=True was not measured against the same settings without it"

@@ -51,7 +51,8 @@ def _ceiling_fields(context: Context, ceilings: Ceilings,
         device_warmup_s=round(ceilings.warmup_s, 1),
         loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
         ceiling_share=None if not bound else round(choice.chosen.mean / bound, 3),
-        probes=ceilings.as_dict())
+        probes=ceilings.as_dict(),
+        fetch=None if ceilings.fetch is None else ceilings.fetch.as_dict())
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:

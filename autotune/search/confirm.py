@@ -41,8 +41,10 @@ def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
     return replace(config, num_workers=config.num_workers - 1)
 
 
-def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderConfig]:
-    """The configurations to re-measure: the fastest two, then the cheapest near the fastest."""
+def to_confirm(candidates: list[Candidate], space: SearchSpace,
+               always: list[LoaderConfig] | None = None) -> list[LoaderConfig]:
+    """The configurations to re-measure: the fastest two, then the cheapest near the fastest, and
+    those of `always` that were measured (num_workers=0 where items come from memory)."""
     if not candidates:
         return []
     ranked = sorted(candidates, key=lambda c: -c.mean)
@@ -55,7 +57,7 @@ def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderCo
     measured = {c.config for c in candidates}
     if below is not None and below not in measured and not space.problems(below):
         chosen.append(below)
-    return chosen
+    return chosen + [c for c in always or () if c in measured and c not in chosen]
 
 
 def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int],

@@ -6,19 +6,24 @@ the seeds pin memory and copy non-blocking, the usual pairing, and where the pro
 channels_last faster the prediction is also seeded with it: on a GPU the conversion is cheap and
 a short probe can miss the gain (on an H100, ResNet-50's input pipeline ran 31% faster with it
 at 16 workers while one probe saw the two layouts level).
+
+Where the fetch probe found the items in memory (or a batch cheaper to fetch in the training
+process than to receive from a worker), num_workers=0 is a contender in its own right: it is
+always measured (PyTorch's defaults are trial 0; on CUDA also with pinned, non-blocking copies)
+and always re-measured before the choice, so a noisy first burst cannot leave it out.
 """
 
 from __future__ import annotations
 
 from autotune.probe.ceilings import Ceilings
-from autotune.space.config import LoaderConfig
+from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 
 
 def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
+    seeds = [c for c in main_process_configs(ceilings, space) if c != PYTORCH_DEFAULTS]
     predicted = ceilings.predicted_workers(space.max_workers)
     channels_last = space.channels_last_ok and ceilings.prefer_channels_last
-    seeds = []
     for workers in sorted({max(1, predicted - 1), predicted, min(space.max_workers, predicted + 1)}):
         config = LoaderConfig(num_workers=workers, prefetch_factor=2, pin_memory=space.cuda,
                               non_blocking=space.cuda, channels_last=channels_last)
@@ -30,3 +35,13 @@ def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
         if not space.problems(other):
             seeds.append(other)
     return seeds
+
+
+def main_process_configs(ceilings: Ceilings | None, space: SearchSpace) -> list[LoaderConfig]:
+    """num_workers=0 configurations to measure and re-measure, where loading in the training
+    process may win: none unless the fetch probe says so."""
+    fetch = ceilings.fetch if ceilings is not None else None
+    if fetch is None or not (fetch.in_memory or fetch.workers_cannot_pay):
+        return []
+    pinned = LoaderConfig(num_workers=0, pin_memory=True, non_blocking=True)
+    return [PYTORCH_DEFAULTS] + ([pinned] if space.cuda and not space.problems(pinned) else [])
