@@ -48,8 +48,8 @@ def bulk_line(fetch: FetchProbe) -> str | None:
     share, overhead = fetch.per_item_share, fetch.per_item_overhead_ms
     if per_item is None or batched is None or share is None or overhead is None:
         return None
-    one_by_one = (f"{ms_text(per_item)} per item one by one (__getitem__ per item, then the"
-                  f" collate_fn) against {ms_text(batched)}")
+    one_by_one = (f"{ms_text(per_item)} per item one by one, __getitem__ per item then the"
+                  f" collate_fn, against {ms_text(batched)}")
     batch = f"a batch of {fetch.items}, the same items either way"
     if fetch.batched_way == BatchedWay.GETITEMS:
         if share >= 0:
