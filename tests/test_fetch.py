@@ -199,6 +199,18 @@ def test_w0_tuned_on_an_in_memory_dataset_says_why_instead_of_asking_for_workers
     assert not any(line.startswith("num_workers=0 because") for line in advice)
 
 
+def test_workers_count_as_faster_by_their_mean_not_their_luckiest_burst():
+    from autotune.diagnosis.effects import mean_rate_by_workers, workers_measured_faster
+
+    measured = trials((cfg(0), 1000.0), (cfg(0), 1000.0), (cfg(2), 1100.0), (cfg(2), 950.0),
+                      (cfg(2), 960.0), (cfg(3), 990.0))
+    assert mean_rate_by_workers(measured) == {0: 1000.0, 2: pytest.approx(1003.33, abs=0.01),
+                                              3: 990.0}
+    assert workers_measured_faster(measured, 1000.0, 0.03) is False
+    assert workers_measured_faster(measured, 900.0, 0.03) is True
+    assert workers_measured_faster(trials((cfg(0), 1000.0)), 1000.0, 0.03) is None
+
+
 def _ceilings(fetch: FetchProbe | None) -> Ceilings:
     from test_search_probes import _device_probe
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autotune.diagnosis.effects import (best_rate_by_workers, describe_effect, fewest_workers_within,
-                                        knob_effect, workers_measured_faster)
+from autotune.diagnosis.effects import (describe_effect, fewest_workers_within, knob_effect,
+                                        mean_rate_by_workers, workers_measured_faster)
 from autotune.diagnosis.evidence import Context, Evidence
 from autotune.diagnosis.fetch_advice import explains_main_process, fetch_advice
 from autotune.diagnosis.measured import MeasuredConfig
@@ -33,8 +33,9 @@ def _cpu_use(e: Evidence) -> str:
 
 
 def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
-    """'measured: 2 workers 480/s, 4 workers 490/s' around the tuned worker count."""
-    rates = best_rate_by_workers(trials)
+    """'2 workers 480/s, 4 workers 490/s' around the tuned worker count (each its fastest
+    configuration's mean)."""
+    rates = mean_rate_by_workers(trials)
     near = sorted(rates, key=lambda w: abs(w - workers))[:3]
     return ", ".join(f"{w} workers {rates[w]:.0f}/s" for w in sorted(near))
 
