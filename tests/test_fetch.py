@@ -250,6 +250,14 @@ def test_the_fetch_record_round_trips_through_the_recipe_model():
     assert FetchRecord.model_validate_json(record.model_dump_json()) == record
 
 
+def test_the_bench_runs_an_in_memory_workload():
+    from autotune.bench.workloads import select
+
+    bench = next(w for w in select(None, quick=False) if w.key == "in-memory")
+    workload = load_workload(bench.spec)
+    assert isinstance(workload.dataset, TensorDataset) and workload.batch_size == 256
+
+
 def test_mem_spec_builds_a_tensor_dataset_and_bad_input_is_one_clear_line():
     workload = load_workload("mem:batch=8,shape=4,length=64,bulk=1,step_ms=0")
     assert isinstance(workload.dataset, BulkTensorDataset) and workload.batch_size == 8
