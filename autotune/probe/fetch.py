@@ -97,7 +97,9 @@ def same_batch(a: Any, b: Any) -> bool:
 class FetchProbe:
     items: int  # the batch's items, fetched each way
     per_item: Timing | None  # __getitem__ per item + collate (None: the dataset has no __getitem__)
-    batched: Timing | None  # the batched way + collate where it applies; None if not measured
+    # The batched way where one applies (__getitems__ + collate; tensor indexing gives the batch
+    # itself); None where none does or its batch differed from the per-item one.
+    batched: Timing | None
     batched_way: BatchedWay | None
     # The training process's CPU to receive one batch from a worker (the 1-worker loader probe).
     receive_ms_per_batch: float | None = None
@@ -162,17 +164,12 @@ class FetchProbe:
                 "in_memory": self.in_memory, "workers_cannot_pay": self.workers_cannot_pay}
 
 
-def _tensor_dataset(dataset: Any) -> TensorDataset | None:
-    return dataset if isinstance(dataset, TensorDataset) else None
-
-
 def _batched_way(dataset: Any, indices: list[int]) -> tuple[BatchedWay, Callable[[], Any]] | None:
     if callable(getattr(dataset, "__getitems__", None)):
         return BatchedWay.GETITEMS, lambda: dataset.__getitems__(indices)
-    tensors = _tensor_dataset(dataset)
-    if tensors is not None:
+    if isinstance(dataset, TensorDataset):
         index = torch.as_tensor(indices)
-        return BatchedWay.SLICING, lambda: tuple(t[index] for t in tensors.tensors)
+        return BatchedWay.SLICING, lambda: tuple(t[index] for t in dataset.tensors)
     return None
 
 
@@ -180,7 +177,7 @@ def _batched_way(dataset: Any, indices: list[int]) -> tuple[BatchedWay, Callable
 def one_thread() -> Iterator[None]:
     """torch's intra-op threads at one, as in a DataLoader worker (torch sets it there): a gather
     split over two threads on a busy 2-CPU machine waited milliseconds for the second thread's
-    core (0.02-0.1 ms per item against 0.0006 on one thread), which is contention, not fetching."""
+    core (0.02-0.13 ms per item against 0.0005-0.001 on one thread), which is contention, not fetching."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -189,20 +186,20 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def measure_fetch(workload: Workload, generator: torch.Generator | None = None) -> FetchProbe | None:
+def measure_fetch(workload: Workload) -> FetchProbe | None:
     """One batch fetched per item and, where the dataset allows, batched; None for an
     iterable-style or unsized dataset."""
     with one_thread():
-        return _measure(workload, generator)
+        return _measure(workload)
 
 
-def _measure(workload: Workload, generator: torch.Generator | None) -> FetchProbe | None:
+def _measure(workload: Workload) -> FetchProbe | None:
     dataset = workload.dataset
     if isinstance(dataset, IterableDataset) or not hasattr(dataset, "__len__"):
         return None
     n = min(workload.batch_size, len(dataset))
-    gen = generator or torch.Generator().manual_seed(0)
-    indices = torch.randperm(len(dataset), generator=gen)[:n].tolist()
+    # Random indices, as a shuffled epoch asks for them (fixed: the same batch in every tuning).
+    indices = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(0))[:n].tolist()
     collate = workload.collate_fn or default_collate
     per_item = batched = None
     want = got = None
