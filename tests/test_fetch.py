@@ -91,6 +91,13 @@ def test_a_dataset_without_a_batched_way_is_measured_per_item_only(clock):
     assert bulk_line(probe) is None
 
 
+def test_slow_items_without_a_batched_way_are_not_probed_further(clock):
+    assert measure_fetch(_workload(Costed(clock, item_s=10e-3))) is None
+    assert clock.now == pytest.approx(10e-3)  # one item fetched, not a batch
+    probe = measure_fetch(_workload(CostedBatches(clock, item_s=10e-3, batch_s=20e-3)))
+    assert probe is not None and probe.per_item_dominates  # a batched way: compared however slow
+
+
 def test_in_memory_means_microseconds_on_a_cpu_not_waiting(clock):
     assert measure_fetch(_workload(Costed(clock, item_s=10e-6))).in_memory
     # As fast, but mostly waiting (a cache on a network filesystem): not memory.

@@ -39,6 +39,10 @@ MAX_REPEATS = 200
 # items of 32 features here, 1.8 us per item; more for larger items).
 IN_MEMORY_MS_PER_ITEM = 0.05
 ON_CPU = 0.8
+# A dataset without a batched way whose first item takes longer than this is not probed further
+# (a demo batch of JPEGs took 0.4 s of the budget to fetch once): receiving a batch from a worker
+# costs the training process well under a millisecond per item.
+SLOW_ITEM_MS = 5.0
 # Per-item calls "dominate" a batch's fetch when the batched way saves at least this share.
 DOMINATES = 0.5
 
@@ -173,6 +177,14 @@ def _batched_way(dataset: Any, indices: list[int]) -> tuple[BatchedWay, Callable
     return None
 
 
+def _slow_first_item(dataset: Any, index: int) -> bool:
+    """The first item took longer than SLOW_ITEM_MS: far from memory speed, and a batch of such
+    items costs more to fetch than to receive from a worker."""
+    t0 = time.perf_counter()
+    dataset[index]
+    return 1000 * (time.perf_counter() - t0) > SLOW_ITEM_MS
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
     """torch's intra-op threads at one, as in a DataLoader worker (torch sets it there): a gather
@@ -201,12 +213,14 @@ def _measure(workload: Workload) -> FetchProbe | None:
     # Random indices, as a shuffled epoch asks for them (fixed: the same batch in every tuning).
     indices = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(0))[:n].tolist()
     collate = workload.collate_fn or default_collate
+    way = _batched_way(dataset, indices)
+    if way is None and _slow_first_item(dataset, indices[0]):
+        return None  # nothing to compare, and far from memory speed: the budget has better uses
     per_item = batched = None
     want = got = None
     if callable(getattr(dataset, "__getitem__", None)):
         per_item, want = best_of(lambda: collate([dataset[i] for i in indices]),
                                   max_s=MAX_PROBE_S, min_s=MIN_PROBE_S)
-    way = _batched_way(dataset, indices)
     if way is not None:
         kind, fetch = way
         # The slicing way returns the batch itself (no collate_fn runs: it would be given the
