@@ -257,6 +257,18 @@ def test_the_fetch_record_round_trips_through_the_recipe_model():
     assert FetchRecord.model_validate_json(record.model_dump_json()) == record
 
 
+def test_the_report_shows_both_ways_and_the_receive_cost():
+    from autotune.report.summary import fetch_section
+
+    record = FetchRecord.model_validate(_probe(0.004, 0.0002, BatchedWay.SLICING, 0.5).as_dict())
+    text = "\n".join(fetch_section(record))
+    assert "| per item (`__getitem__`, then the collate_fn) | 4 us |" in text
+    assert "| batched (tensor indexing) | 0.2 us |" in text
+    assert "fetch itself; receiving one from a worker costs it 0.50 ms" in text
+    assert "num_workers=0 was measured and re-measured" in text
+    assert fetch_section(None) == []
+
+
 def test_the_bench_runs_an_in_memory_workload():
     from autotune.bench.workloads import select
 
