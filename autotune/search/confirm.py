@@ -5,7 +5,8 @@ two fastest and the cheapest measured near them are measured again, round-robin 
 patch of the machine hits them all alike: one lucky burst cannot decide alone which
 configurations compete. One worker fewer than the cheapest of them is added when never tried,
 since the search samples worker counts coarsely and the cheapest equal configuration may sit just
-below.
+below. Where the fetch probe found the items in memory, num_workers=0 is re-measured as well
+(seeding.main_process_configs): a noisy first burst must not leave the cheapest out.
 
 Then, sequentially: while the choice still has candidates tied with the fastest on a band wider
 than choose.TARGET (the noise measured so far cannot tell them apart), those are measured again,
