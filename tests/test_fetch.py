@@ -213,9 +213,10 @@ def test_workers_count_as_faster_by_their_mean_not_their_luckiest_burst():
                       (cfg(2), 960.0), (cfg(3), 990.0))
     assert mean_rate_by_workers(measured) == {0: 1000.0, 2: pytest.approx(1003.33, abs=0.01),
                                               3: 990.0}
-    assert workers_measured_faster(measured, 1000.0, 0.03) is False
-    assert workers_measured_faster(measured, 900.0, 0.03) is True
-    assert workers_measured_faster(trials((cfg(0), 1000.0)), 1000.0, 0.03) is None
+    assert workers_measured_faster(measured, 0.03) is False
+    assert workers_measured_faster(measured + trials((cfg(4), 1040.0)), 0.03) is True
+    assert workers_measured_faster(trials((cfg(0), 1000.0)), 0.03) is None
+    assert workers_measured_faster(trials((cfg(2), 1000.0)), 0.03) is None
 
 
 def _ceilings(fetch: FetchProbe | None) -> Ceilings:

@@ -43,7 +43,7 @@ def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
 def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     w, cpus = e.num_workers, e.usable_cpus
     if w == 0:
-        if workers_measured_faster(trials, e.samples_per_s, SAME_RATE) is False:
+        if workers_measured_faster(trials, SAME_RATE) is False:
             # The fetch advice that follows says why, with the scaling measured.
             measured = "" if explains_main_process(context.fetch) else f" ({_scaling(trials, 0)})"
             return [f"the step waits {e.split.wait_pct:.0f}% of the time for data loaded in the"
@@ -99,6 +99,6 @@ RULES = {"input": _input, "device": _device, "transfer": _transfer, "host": _hos
 
 def recommend(verdict: Verdict, trials: list[MeasuredConfig], context: Context) -> list[str]:
     e = verdict.evidence
-    faster = workers_measured_faster(trials, e.samples_per_s, SAME_RATE)
+    faster = workers_measured_faster(trials, SAME_RATE)
     return [*RULES[verdict.bottleneck](e, trials, context),
             *fetch_advice(context.fetch, e.num_workers, faster, _scaling(trials, e.num_workers))]

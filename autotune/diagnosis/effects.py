@@ -57,11 +57,15 @@ def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: 
     return None
 
 
-def workers_measured_faster(trials: list[MeasuredConfig], rate: float, tolerance: float) -> bool | None:
-    """Whether some worker count's mean beat `rate` by more than `tolerance` (a fraction); None
-    where no worker count was measured."""
-    rates = [r for w, r in mean_rate_by_workers(trials).items() if w > 0]
-    return None if not rates else max(rates) > rate * (1 + tolerance)
+def workers_measured_faster(trials: list[MeasuredConfig], tolerance: float) -> bool | None:
+    """Whether some worker count's mean beat num_workers=0's by more than `tolerance` (a
+    fraction), each at its fastest configuration; None where either was not measured."""
+    means = mean_rate_by_workers(trials)
+    alone = means.get(0)
+    workers = [rate for w, rate in means.items() if w > 0]
+    if alone is None or not workers:
+        return None
+    return max(workers) > alone * (1 + tolerance)
 
 
 def describe_effect(effect: KnobEffect | None, knob: str) -> str:

@@ -70,8 +70,8 @@ def bulk_line(fetch: FetchProbe) -> str | None:
 
 def fetch_advice(fetch: FetchProbe | None, num_workers: int, workers_faster: bool | None,
                  scaling: str) -> list[str]:
-    """`workers_faster`: whether a worker count measured faster than this configuration (None:
-    none was measured); `scaling`, the rates by worker count to cite."""
+    """`workers_faster`: whether a worker count measured faster than num_workers=0 (None: not
+    both were measured); `scaling`, the rates by worker count to cite."""
     if fetch is None:
         return []
     lines = [bulk_line(fetch)]
