@@ -155,7 +155,7 @@ class FetchProbe:
 
     def as_dict(self) -> dict[str, Any]:
         def r(value: float | None) -> float | None:
-            return None if value is None else round(value, 5)
+            return None if value is None else round(value, 6)  # in-memory items: microseconds
 
         return {"items": self.items, "per_item_ms_per_item": r(self.ms_per_item(self.per_item)),
                 "batched_ms_per_item": r(self.ms_per_item(self.batched)),
