@@ -113,6 +113,20 @@ def test_tensor_dataset_is_compared_with_indexing_its_tensors_by_the_batch():
     assert probe.used is probe.per_item  # the DataLoader fetches a TensorDataset per item
 
 
+def test_a_random_split_of_a_tensor_dataset_is_looked_through():
+    from torch.utils.data import random_split
+
+    dataset = TensorDataset(torch.arange(64.0).reshape(32, 2), torch.arange(32))
+    train, _ = random_split(dataset, [24, 8], generator=torch.Generator().manual_seed(0))
+    probe = measure_fetch(_workload(train, 8))
+    # Subset.__getitems__ fetches per item: the batched way is the tensors indexed by the mapped
+    # indices, and it must give the same batch (the probe drops it otherwise).
+    assert probe.batched_way == BatchedWay.SLICING and probe.batched is not None
+    assert probe.used is probe.per_item
+    bulk = BulkTensorDataset(*dataset.tensors)  # a Subset of it fetches with its __getitems__
+    assert measure_fetch(_workload(random_split(bulk, [24, 8])[0], 8)).batched_way == BatchedWay.GETITEMS
+
+
 def test_bulk_tensor_dataset_has_getitems_giving_the_per_item_batch():
     dataset = BulkTensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
     items = dataset.__getitems__([4, 1])

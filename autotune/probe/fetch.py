@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
-from torch.utils.data import IterableDataset, TensorDataset, default_collate
+from torch.utils.data import IterableDataset, Subset, TensorDataset, default_collate
 
 from autotune.strenum import StrEnum
 from autotune.workload.base import Workload
@@ -169,11 +169,15 @@ class FetchProbe:
 
 
 def _batched_way(dataset: Any, indices: list[int]) -> tuple[BatchedWay, Callable[[], Any]] | None:
-    if callable(getattr(dataset, "__getitems__", None)):
+    # A Subset (random_split's) over a dataset without __getitems__ fetches per item through its
+    # own __getitems__: it is looked through, to its tensors where they are a TensorDataset's.
+    through = isinstance(dataset, Subset) and not callable(getattr(dataset.dataset, "__getitems__", None))
+    if callable(getattr(dataset, "__getitems__", None)) and not through:
         return BatchedWay.GETITEMS, lambda: dataset.__getitems__(indices)
-    if isinstance(dataset, TensorDataset):
-        index = torch.as_tensor(indices)
-        return BatchedWay.SLICING, lambda: tuple(t[index] for t in dataset.tensors)
+    base = dataset.dataset if through else dataset
+    if isinstance(base, TensorDataset):
+        index = torch.as_tensor([dataset.indices[i] for i in indices] if through else indices)
+        return BatchedWay.SLICING, lambda: tuple(t[index] for t in base.tensors)
     return None
 
 
