@@ -182,7 +182,8 @@ def test_each_probe_has_its_own_time_limit_and_a_failed_loader_probe_keeps_the_d
     heard: list[float] = []
     ceilings = run_probes(None, None, CPU, space, usable_cpus=2, limit_s=1.0, warmed_up=heard.append)
     assert limits == [("the device probe", 1.0), ("the device probe (channels_last)", 1.0),
-                      ("the loader probe at 1 worker", 1.0)]
+                      ("the fetch probe", 1.0), ("the loader probe at 1 worker", 1.0)]
+    assert ceilings.fetched is None  # no dataset to fetch from (workload None): the probes go on
     assert [p.channels_last for p in ceilings.device_probes] == [False, True]
     assert ceilings.loader == {}  # the loader probe failed; the device ceiling is kept
     assert ceilings.warmup_s == pytest.approx(1.0) and heard == [pytest.approx(1.0)]

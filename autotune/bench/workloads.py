@@ -10,6 +10,9 @@ On a machine with C usable CPUs (and a step that leaves the CPU free, like a GPU
                     px), resize + random crop to 128 px + flip + colour jitter, batches of 24 and
                     (without a GPU) a 30 ms emulated accelerator step that leaves the CPUs to the
                     decode-heavy loader;
+  in-memory         a TensorDataset of 32 features per item in batches of 256 beside a 2 ms step
+                    (pytorch#106704): fetching a batch costs the training process about what
+                    receiving it from a worker does, so num_workers=0 is the best;
   held-out          small items in large batches (96 of 3x32x32) with a little CPU and storage
                     latency each, a fast step with main-thread work: per-item and per-batch
                     overheads; not run while the tuner was developed.
@@ -82,6 +85,10 @@ BENCH_WORKLOADS = (
                   "camera-size JPEGs, resize + random crop + flip + colour jitter, batches of 24,"
                   " a 30 ms emulated accelerator step (CPU) or resnet18 (CUDA): decode-bound",
                   grid_off=("persistent_workers",), grid_off_on_cpu=LAYOUT_BLIND),
+    BenchWorkload("in-memory", "mem:step_ms=2,batch=256,shape=32,length=262144",
+                  "a TensorDataset in RAM, 32 features per item, batches of 256, a 2 ms step: a"
+                  " worker's hand-over of a batch costs what fetching it does, num_workers=0 wins",
+                  grid_off=LAYOUT_BLIND),
     BenchWorkload("held-out", "sim:cpu_ms=0.15,io_ms=0.4,step_ms=12,host_ms=2,batch=96,shape=3x32x32",
                   "small items in large batches, a little CPU and storage latency each, a fast step"
                   " with 2 ms of main-thread work; never run while developing", held_out=True,

@@ -98,8 +98,8 @@ def _interrupted(stop: TuningInterrupted, out: Path | None) -> int:
 @one_line_errors
 def tune(
     workload: Optional[str] = typer.Argument(
-        None, help="built-in (demo, fakedata, imagefolder:PATH, sim:k=v,...), FILE.py:factory or"
-                   " package.module:factory; default: demo"),
+        None, help="built-in (demo, photos, fakedata, imagefolder:PATH, sim:k=v,..., mem:k=v,...),"
+                   " FILE.py:factory or package.module:factory; default: demo"),
     budget: float = typer.Option(60.0, "--budget", help="wall-clock budget in seconds"),
     trials: Optional[int] = typer.Option(None, "--trials", help="at most this many measured trials"
                                          " (with --resume, counting those measured before)"),

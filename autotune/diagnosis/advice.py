@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from autotune.diagnosis.effects import (best_rate_by_workers, describe_effect, fewest_workers_within,
-                                        knob_effect)
+from autotune.diagnosis.effects import (describe_effect, fewest_workers_within, knob_effect,
+                                        mean_rate_by_workers, workers_measured_faster)
 from autotune.diagnosis.evidence import Context, Evidence
+from autotune.diagnosis.fetch_advice import explains_main_process, fetch_advice
 from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict
 
@@ -32,8 +33,9 @@ def _cpu_use(e: Evidence) -> str:
 
 
 def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
-    """'measured: 2 workers 480/s, 4 workers 490/s' around the tuned worker count."""
-    rates = best_rate_by_workers(trials)
+    """'2 workers 480/s, 4 workers 490/s' around the tuned worker count (each its fastest
+    configuration's mean)."""
+    rates = mean_rate_by_workers(trials)
     near = sorted(rates, key=lambda w: abs(w - workers))[:3]
     return ", ".join(f"{w} workers {rates[w]:.0f}/s" for w in sorted(near))
 
@@ -41,6 +43,12 @@ def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
 def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
     w, cpus = e.num_workers, e.usable_cpus
     if w == 0:
+        if workers_measured_faster(trials, SAME_RATE) is False:
+            # The fetch advice that follows says why, with the scaling measured.
+            measured = "" if explains_main_process(context.fetch) else f" ({_scaling(trials, 0)})"
+            return [f"the step waits {e.split.wait_pct:.0f}% of the time for data loaded in the"
+                    " training process (num_workers=0), yet no worker count measured faster"
+                    f"{measured}: make fetching cheaper, not parallel"]
         return ["data loads in the training process itself (num_workers=0): use worker processes"
                 f" (measured: {_scaling(trials, 0)})"]
     if e.cpu_saturated:
@@ -90,4 +98,7 @@ RULES = {"input": _input, "device": _device, "transfer": _transfer, "host": _hos
 
 
 def recommend(verdict: Verdict, trials: list[MeasuredConfig], context: Context) -> list[str]:
-    return RULES[verdict.bottleneck](verdict.evidence, trials, context)
+    e = verdict.evidence
+    faster = workers_measured_faster(trials, SAME_RATE)
+    return [*RULES[verdict.bottleneck](e, trials, context),
+            *fetch_advice(context.fetch, e.num_workers, faster, _scaling(trials, e.num_workers))]

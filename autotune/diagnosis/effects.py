@@ -25,13 +25,28 @@ def knob_effect(trials: list[MeasuredConfig], knob: str) -> KnobEffect | None:
     return KnobEffect(knob, statistics.median(ratios), len(ratios)) if ratios else None
 
 
-def best_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
+def _best_by_workers(rates: list[tuple[LoaderConfig, float]]) -> dict[int, float]:
     best: dict[int, float] = {}
+    for config, rate in rates:
+        w = config.num_workers
+        best[w] = max(best.get(w, 0.0), rate)
+    return dict(sorted(best.items()))
+
+
+def best_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
+    """The fastest single burst at each worker count."""
+    return _best_by_workers([(t.config, t.samples_per_s) for t in trials
+                             if t.ok and t.samples_per_s is not None])
+
+
+def mean_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
+    """At each worker count, the fastest configuration's mean over its measurements: a single
+    burst is partly luck, and a re-measured configuration's best one the luckiest."""
+    by_config: dict[LoaderConfig, list[float]] = {}
     for t in trials:
         if t.ok and t.samples_per_s is not None:
-            w = t.config.num_workers
-            best[w] = max(best.get(w, 0.0), t.samples_per_s)
-    return dict(sorted(best.items()))
+            by_config.setdefault(t.config, []).append(t.samples_per_s)
+    return _best_by_workers([(c, statistics.fmean(r)) for c, r in by_config.items()])
 
 
 def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: float) -> int | None:
@@ -40,6 +55,17 @@ def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: 
         if best >= rate * (1 - tolerance):
             return workers
     return None
+
+
+def workers_measured_faster(trials: list[MeasuredConfig], tolerance: float) -> bool | None:
+    """Whether some worker count's mean beat num_workers=0's by more than `tolerance` (a
+    fraction), each at its fastest configuration; None where either was not measured."""
+    means = mean_rate_by_workers(trials)
+    alone = means.get(0)
+    workers = [rate for w, rate in means.items() if w > 0]
+    if alone is None or not workers:
+        return None
+    return max(workers) > alone * (1 + tolerance)
 
 
 def describe_effect(effect: KnobEffect | None, knob: str) -> str:

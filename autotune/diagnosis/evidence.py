@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from autotune.burst.result import BurstResult
 from autotune.diagnosis.split import StepSplit, device_busy_pct, split_step
+from autotune.probe.fetch import FetchProbe
 
 # At or above this busy share of the usable CPUs (this run's processes, or all processes on the
 # machine) the loader has no core left to use.
@@ -32,6 +33,7 @@ class Context:
     max_workers: int | None = None
     ceilings: KnownCeilings = field(default_factory=KnownCeilings)
     target_rate: float | None = None  # the simulated accelerator's rate: a device ceiling by construction
+    fetch: FetchProbe | None = None  # one batch fetched in the main process, per item and batched
 
     @property
     def device_ceiling(self) -> float | None:

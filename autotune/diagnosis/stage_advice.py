@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from autotune.diagnosis.diagnose import Diagnosis
+from autotune.diagnosis.fetch_advice import ms_text
 from autotune.profiling.alternatives import NORMALIZE, TO_FLOAT, TO_UINT8, Alternative
 from autotune.profiling.stage_run import StageProfile
 from autotune.profiling.stage_table import StageRow, StageTable
@@ -45,12 +46,12 @@ def dominant_line(table: StageTable, cpus: int, bottleneck: str) -> str:
     top = table.dominant()
     bound = table.loader_bound(cpus)
     ceiling = (f": at {cpus} CPU{'s' if cpus != 1 else ''} the loader cannot exceed {bound:.0f}"
-               f" samples/s ({table.cpu_ms_per_item:.2f} CPU ms per item, {top.cpu_ms_per_item:.2f}"
-               f" of them in {top.name})" if bound else "")
+               f" samples/s ({ms_text(table.cpu_ms_per_item)} of CPU per item,"
+               f" {ms_text(top.cpu_ms_per_item)} of it in {top.name})" if bound else "")
     lead = "" if bottleneck == "input" else ("the loader does not limit this configuration now"
                                              f" ({bottleneck}-bound); should it: ")
     return (f"{lead}{top.name} takes {top.share_pct:.0f}% of a worker's time"
-            f" ({top.ms_per_item:.2f} of {table.ms_per_item:.2f} ms per item){ceiling};"
+            f" ({ms_text(top.ms_per_item)} of {ms_text(table.ms_per_item)} per item){ceiling};"
             f" {remedy(top)}")
 
 

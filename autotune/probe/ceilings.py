@@ -8,9 +8,10 @@ predicted count checks the scaling; where it falls short, the per-worker rate se
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autotune.probe.device import DeviceProbe
+from autotune.probe.fetch import FetchProbe
 from autotune.probe.loader import LoaderProbe
 
 # The loader must outpace the step a little: both share the main process, and a buffer that is
@@ -29,6 +30,15 @@ class Ceilings:
     device_probes: tuple[DeviceProbe, ...]  # one per input layout tried
     usable_cpus: int
     loader: dict[int, LoaderProbe] = field(default_factory=dict)  # by worker count
+    fetched: FetchProbe | None = None  # one batch fetched in the main process, per item and batched
+
+    @property
+    def fetch(self) -> FetchProbe | None:
+        """The fetch probe with what receiving a batch from one worker costs the main process."""
+        one = self.loader.get(1)
+        if self.fetched is None or one is None or one.receive_ms_per_batch is None:
+            return self.fetched
+        return replace(self.fetched, receive_ms_per_batch=one.receive_ms_per_batch)
 
     @property
     def device(self) -> DeviceProbe:

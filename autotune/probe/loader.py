@@ -29,6 +29,9 @@ class LoaderProbe:
     tree_cores: float  # CPU of main process plus workers, per second of the window
     main_cores: float  # CPU of the main process alone (receiving, collating when workers=0)
     duration_s: float = 0.0  # the whole probe: start-up, window and teardown
+    # The main thread's CPU per batch: with workers, what receiving a batch from them costs the
+    # training process (the host sampler's thread, in the same process, is left out).
+    receive_ms_per_batch: float | None = None
 
     @property
     def worker_cores(self) -> float:
@@ -68,15 +71,15 @@ def _measure(batches: Iterator[Any], workload: Workload, config: LoaderConfig, m
         # The workers filled their buffer during start-up: pull it empty so the window sees
         # the rate batches are produced at, not the rate a full buffer is emptied at.
         drain_prefetched(batches, config.prefetch_depth)
-        cpu0, t0 = time.process_time(), time.perf_counter()
+        cpu0, thread0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
         samples = count = 0
         while count < min_batches or time.perf_counter() - t0 < min_seconds:
             samples += batch_samples(next(batches), workload.batch_size)
             count += 1
         window = time.perf_counter() - t0
-        main_cpu = time.process_time() - cpu0
+        main_cpu, thread_cpu = time.process_time() - cpu0, time.thread_time() - thread0
     finally:
         stats = host.stop()
     return LoaderProbe(workers=config.num_workers, samples_per_s=samples / window,
                        window_s=window, samples=samples, tree_cores=stats.cpu_cores_used,
-                       main_cores=main_cpu / window)
+                       main_cores=main_cpu / window, receive_ms_per_batch=1000 * thread_cpu / count)

@@ -1,4 +1,5 @@
-"""The probe sequence run before the search: device ceiling, then the loader at 1 and n workers."""
+"""The probe sequence run before the search: device ceiling, one batch fetched in the main process
+(per item and batched), then the loader at 1 and n workers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from autotune.burst.watchdog import time_limit
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe, device_ceiling
+from autotune.probe.fetch import measure_fetch
 from autotune.probe.loader import LoaderProbe, loader_rate
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
@@ -39,6 +41,17 @@ def _limited(limit_s: float | None, what: str, measure: Callable[[], T]) -> T:
         return measure()
 
 
+def _unless_failed(measure: Callable[[], T]) -> T | None:
+    """None where the probe failed: a dataset or loader that fails here fails its trials too,
+    which say why."""
+    try:
+        return measure()
+    except AutotuneError:
+        raise
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def run_probes(workload: Workload, batch: Any, device: torch.device, space: SearchSpace,
                usable_cpus: int, settings: BurstSettings = PROBE_SETTINGS,
                second: Callable[[], bool] = lambda: True, limit_s: float | None = None,
@@ -57,19 +70,19 @@ def run_probes(workload: Workload, batch: Any, device: torch.device, space: Sear
 
     ceilings = Ceilings(tuple(device_probe(cl) for cl in layouts), usable_cpus)
     warmed_up(ceilings.warmup_s)
+    ceilings.fetched = _unless_failed(
+        lambda: _limited(limit_s, "the fetch probe", lambda: measure_fetch(workload)))
     if space.max_workers < 1:
         return ceilings
 
     def loader_probe(workers: int) -> None:
         ceilings.add(probe_loader(workload, workers, settings, usable_cpus, limit_s))
 
-    try:
+    def loader_probes() -> None:
         loader_probe(1)
         predicted = ceilings.predicted_workers(space.max_workers)
         if predicted > 1 and second():
             loader_probe(predicted)
-    except AutotuneError:
-        raise
-    except Exception:  # noqa: BLE001 - a loader that fails here fails its trials too, which say why
-        pass
+
+    _unless_failed(loader_probes)
     return ceilings

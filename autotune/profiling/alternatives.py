@@ -11,12 +11,12 @@ leaves the CPU altogether, so the figure here is what it costs at most.
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
+from autotune.probe.fetch import best_of
 from autotune.profiling.stages import compose_types
 
 TO_UINT8 = {"PILToTensor", "ToImage"}
@@ -24,7 +24,6 @@ TO_FLOAT = {"ToTensor", "ConvertImageDtype", "ToDtype"}
 NORMALIZE = {"Normalize"}
 TAIL = TO_UINT8 | TO_FLOAT | NORMALIZE | {"ToPureTensor"}
 SAMPLE_ITEMS = 32
-REPEATS = 3
 
 
 @dataclass(frozen=True)
@@ -58,15 +57,6 @@ def _transform_holder(dataset: Any, depth: int = 0) -> Any | None:
         return dataset
     inner = getattr(dataset, "dataset", None)
     return _transform_holder(inner, depth + 1) if inner is not None and depth < 4 else None
-
-
-def _best_of(run: Callable[[], Any]) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        out = run()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _batch_tail(tail: list[Any]) -> tuple[Callable[[Any], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]] | None:
@@ -127,16 +117,16 @@ def _tail_to_batch(dataset: Any, batch_size: int) -> Alternative | None:
         return batch_op(torch.stack([per_item(x) for x in inputs]))
 
     try:
-        t_before, want = _best_of(before)
-        t_after, got = _best_of(after)
+        before_t, want = best_of(before)
+        after_t, got = best_of(after)
     except (RuntimeError, TypeError):  # items of different sizes do not stack: no batch to use
         return None
     if want.shape != got.shape or not torch.allclose(want, got, atol=1e-5):
         return None
     names = [type(t).__name__ for t in tail]
     return Alternative(
-        "uint8 items, the batch converted and normalised at once", names, 1000 * t_before / n,
-        1000 * t_after / n, n,
+        "uint8 items, the batch converted and normalised at once", names, 1000 * before_t.wall_s / n,
+        1000 * after_t.wall_s / n, n,
         f"{' + '.join(names)} per item against PILToTensor per item and one"
         f" {'float conversion + ' if set(names) & TO_FLOAT else ''}"
         f"{'Normalize' if set(names) & NORMALIZE else ''} on the stacked batch (collate's stack"

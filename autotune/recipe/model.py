@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader
 
 from autotune.errors import RecipeError
 from autotune.strenum import StrEnum
+from autotune.probe.fetch import BatchedWay
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
@@ -71,6 +72,24 @@ class RateSource(StrEnum):
     REMEASURED = "remeasured"  # the re-measurements the choice was made on (no time was left)
 
 
+class FetchRecord(_Strict):
+    """One batch fetched in the training process before the search: per item (`__getitem__` +
+    collate_fn) against batched (the dataset's `__getitems__`, or a TensorDataset's tensors
+    indexed with the batch's indices), on the same indices; what receiving a batch from a worker
+    costs the training process (the 1-worker loader probe)."""
+
+    items: int
+    per_item_ms_per_item: float | None = None
+    batched_ms_per_item: float | None = None  # null: no batched way, or not the same batch
+    batched_way: BatchedWay | None = None
+    per_item_overhead_ms: float | None = None  # per-item minus batched, per item
+    per_item_share_pct: float | None = None  # of a per-item fetch, saved by the batched way
+    fetch_ms_per_batch: float  # the way torch's fetcher takes, in the training process
+    receive_ms_per_batch: float | None = None
+    in_memory: bool  # items in microseconds, on a CPU: num_workers=0 is measured and re-measured
+    workers_cannot_pay: bool  # receiving a batch costs the training process more than fetching it
+
+
 class Measured(BaseModel):
     """Figures measured on the tuning machine. A figure this machine cannot measure is null."""
 
@@ -107,6 +126,7 @@ class Measured(BaseModel):
     tied_with: list[str] | None = None
     tie_band_pct: float | None = None
     ties_resolved: bool | None = None  # False: the budget ended before measuring could split them
+    fetch: FetchRecord | None = None
     # Knobs the search left at their defaults, each with why (SearchSpace.left_out).
     not_searched: dict[str, str] | None = None
 

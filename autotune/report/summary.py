@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autotune.diagnosis.diagnose import Diagnosis
-from autotune.recipe.model import RateSource
+from autotune.diagnosis.fetch_advice import ms_text
+from autotune.recipe.model import FetchRecord, RateSource
 from autotune.report.table import NA
 
 if TYPE_CHECKING:
@@ -92,6 +93,31 @@ def stage_section(result: "TuneResult", rel: dict[str, str]) -> list[str]:
     return lines
 
 
+def fetch_section(fetch: FetchRecord | None) -> list[str]:
+    """One batch fetched in the training process before the search, per item and batched, and
+    what receiving a batch from a worker costs it."""
+    if fetch is None:
+        return []
+
+    def text(ms: float | None) -> str:
+        return NA if ms is None else ms_text(ms)
+
+    rows = [("per item (`__getitem__`, then the collate_fn)", fetch.per_item_ms_per_item),
+            (f"batched ({fetch.batched_way or 'no batched way'})", fetch.batched_ms_per_item)]
+    lines = ["## How items are fetched", "",
+             f"One batch of {fetch.items} items fetched in the training process before the search,"
+             " each way on the same items (the batched way's batch must equal the per-item one):",
+             "", "| way | per item |", "|---|---:|",
+             *(f"| {way} | {text(ms)} |" for way, ms in rows), "",
+             f"A batch costs the training process {text(fetch.fetch_ms_per_batch)} to fetch itself;"
+             f" receiving one from a worker costs it {text(fetch.receive_ms_per_batch)} (measured at"
+             f" 1 worker). Items {'come' if fetch.in_memory else 'do not come'} from memory"
+             " (microseconds each, on a CPU)"
+             + ("; num_workers=0 was measured and re-measured before the choice." if fetch.in_memory
+                or fetch.workers_cannot_pay else "."), ""]
+    return lines
+
+
 def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
     out = []
     if result.trace is not None:
@@ -164,6 +190,7 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
               f"![Throughput against num_workers per prefetch_factor]({rel['workers']})", "",
               f"![Best throughput so far over tuning time]({rel['progress']})", "",
               *stage_section(result, rel),
+              *fetch_section(m.fetch),
               "## Trials", "",
               f"Best {TOP_TRIALS} by throughput; every trial with its step-time split and verdict:"
               " [trials.md](trials.md), [trials.csv](trials.csv).", "", _top_trials(result), "",

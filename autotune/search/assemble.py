@@ -53,7 +53,8 @@ def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
         device_warmup_s=round(ceilings.warmup_s, 1),
         loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
         ceiling_share=None if not bound else round(rate / bound, 3),
-        probes=ceilings.as_dict())
+        probes=ceilings.as_dict(),
+        fetch=None if ceilings.fetch is None else ceilings.fetch.as_dict())
 
 
 def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:

@@ -5,7 +5,8 @@ two fastest and the cheapest measured near them are measured again, round-robin 
 patch of the machine hits them all alike: one lucky burst cannot decide alone which
 configurations compete. One worker fewer than the cheapest of them is added when never tried,
 since the search samples worker counts coarsely and the cheapest equal configuration may sit just
-below.
+below. Where the fetch probe found the items in memory, num_workers=0 is re-measured as well
+(seeding.main_process_configs): a noisy first burst must not leave the cheapest out.
 
 Then, sequentially: while the choice still has candidates tied with the fastest on a band wider
 than choose.TARGET (the noise measured so far cannot tell them apart), those are measured again,
@@ -42,8 +43,10 @@ def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
     return replace(config, num_workers=config.num_workers - 1)
 
 
-def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderConfig]:
-    """The configurations to re-measure: the fastest two, then the cheapest near the fastest."""
+def to_confirm(candidates: list[Candidate], space: SearchSpace,
+               always: list[LoaderConfig] | None = None) -> list[LoaderConfig]:
+    """The configurations to re-measure: the fastest two, then the cheapest near the fastest, and
+    those of `always` that were measured (num_workers=0 where items come from memory)."""
     if not candidates:
         return []
     ranked = sorted(candidates, key=lambda c: -c.mean)
@@ -56,7 +59,7 @@ def to_confirm(candidates: list[Candidate], space: SearchSpace) -> list[LoaderCo
     measured = {c.config for c in candidates}
     if below is not None and below not in measured and not space.problems(below):
         chosen.append(below)
-    return chosen
+    return chosen + [c for c in always or () if c in measured and c not in chosen]
 
 
 def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int],

@@ -18,7 +18,7 @@ from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, RECORD_BURS
                                      rounds, still_tied, to_confirm)
 from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
-from autotune.search.seeding import seed_configs
+from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
 from autotune.search.trial_runner import TrialRunner, tell
@@ -149,7 +149,8 @@ def confirm(runner: TrialRunner, space: SearchSpace) -> None:
     """Re-measure the best few, then, sequentially, those still tied, until the choice is sound."""
     if runner.stop.requested or broken(runner.trials):
         return
-    configs = to_confirm(group(runner.all_trials()), space)
+    configs = to_confirm(group(runner.all_trials()), space,
+                         always=main_process_configs(runner.ceilings, space))
     for measurements in range(MEASUREMENTS, MAX_MEASUREMENTS + 1):
         if not configs or not _remeasure(runner, configs, measurements):
             return

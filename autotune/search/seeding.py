@@ -11,26 +11,34 @@ Where the one-worker probe waited more than it computed (storage, network), the 
 seeded with the deepest prefetch: torch hands batches out in order, and a deep queue rides out the
 convoys that waiting workers deliver in (on 2 CPUs, 5 ms of storage latency per item: w5 pf8
 sustained 781 samples/s where w6 pf2 sustained 727, and a search from pf2 seeds never reached it).
+
+Where the fetch probe found the items in memory (or a batch cheaper to fetch in the training
+process than to receive from a worker), num_workers=0 is a contender in its own right: it is
+always measured (PyTorch's defaults are trial 0; on CUDA also with pinned, non-blocking copies)
+and always re-measured before the choice, so a noisy first burst cannot leave it out.
 """
 
 from __future__ import annotations
 
 from autotune.probe.ceilings import Ceilings
-from autotune.space.config import LoaderConfig
+from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.knobs import BY_NAME
 from autotune.space.space import SearchSpace
 
 
 def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
+    main_process = main_process_configs(ceilings, space)
+    seeds = [c for c in main_process if c != PYTORCH_DEFAULTS]
     predicted = ceilings.predicted_workers(space.max_workers)
     channels_last = space.channels_last_ok and ceilings.prefer_channels_last
-    seeds = []
     for workers in sorted({max(1, predicted - 1), predicted, min(space.max_workers, predicted + 1)}):
         config = LoaderConfig(num_workers=workers, prefetch_factor=2, pin_memory=space.cuda,
                               non_blocking=space.cuda, channels_last=channels_last)
         if not space.problems(config):
             seeds.append(config)
-    if ceilings.loader_waits:
+    # A worker that waits on the training process to take items it fetched from memory is no
+    # storage wait: deeper queues cannot help there.
+    if ceilings.loader_waits and not main_process:
         deep = LoaderConfig(num_workers=predicted, prefetch_factor=max(BY_NAME["prefetch_factor"].values),
                             pin_memory=space.cuda, non_blocking=space.cuda, channels_last=channels_last)
         if not space.problems(deep):
@@ -41,3 +49,13 @@ def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
         if not space.problems(other):
             seeds.append(other)
     return seeds
+
+
+def main_process_configs(ceilings: Ceilings | None, space: SearchSpace) -> list[LoaderConfig]:
+    """num_workers=0 configurations to measure and re-measure, where loading in the training
+    process may win: none unless the fetch probe says so."""
+    fetch = ceilings.fetch if ceilings is not None else None
+    if fetch is None or not (fetch.in_memory or fetch.workers_cannot_pay):
+        return []
+    pinned = LoaderConfig(num_workers=0, pin_memory=True, non_blocking=True)
+    return [PYTORCH_DEFAULTS] + ([pinned] if space.cuda and not space.problems(pinned) else [])

@@ -111,7 +111,7 @@ class TrialRunner:
         self.ceilings = ceilings
         if ceilings is not None:
             self.context = replace(self.context, ceilings=KnownCeilings(
-                device_samples_per_s=ceilings.device_samples_per_s))
+                device_samples_per_s=ceilings.device_samples_per_s), fetch=ceilings.fetch)
 
     def all_trials(self) -> list[TrialRecord]:
         return trials_of(self.study) if self.shared else self.trials

@@ -1,7 +1,8 @@
-"""Built-in workloads: `demo` (the default), `photos`, `imagefolder:PATH`, `fakedata` and `sim:...`."""
+"""Built-in workloads: `demo` (the default), `photos`, `imagefolder:PATH`, `fakedata`, `sim:...` and `mem:...`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -11,6 +12,7 @@ from torch.utils.data import Dataset
 from autotune.errors import WorkloadError
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
+from autotune.workload.in_memory import MemSpec, in_memory_workload
 from autotune.workload.jpegs import PHOTOS_SIDES, demo_folder, photos_folder
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.simulated import SimSpec, SleepStep, simulated_workload
@@ -155,10 +157,18 @@ def fakedata(arg: str | None, opts: WorkloadOptions) -> Workload:
 def sim(arg: str | None, opts: WorkloadOptions) -> Workload:
     spec = SimSpec.parse(arg)
     if opts.batch_size:
-        spec = SimSpec(**{**spec.__dict__, "batch": opts.batch_size})
+        spec = replace(spec, batch=opts.batch_size)
     return simulated_workload(spec)
+
+
+def mem(arg: str | None, opts: WorkloadOptions) -> Workload:
+    spec = MemSpec.parse(arg)
+    if opts.batch_size:
+        spec = replace(spec, batch=opts.batch_size)
+    return in_memory_workload(spec)
 
 
 BUILTINS: dict[str, Callable[[str | None, WorkloadOptions], Workload]] = {
     "demo": demo, "photos": photos, "imagefolder": imagefolder, "fakedata": fakedata, "sim": sim,
+    "mem": mem,
 }

@@ -8,8 +8,10 @@ optional `host_ms` of main-thread CPU before it stands for per-step Python and l
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import torch
 from torch.utils.data import Dataset
@@ -17,6 +19,32 @@ from torch.utils.data import Dataset
 from autotune.errors import WorkloadError
 from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
+
+T = TypeVar("T")
+
+
+def parse_params(cls: type[T], text: str | None, what: str) -> T:
+    """A spec dataclass from 'key=value,...' (any subset of its fields); each value is read as its
+    default's type ('3x32x32' for a shape tuple, 0/1 for a flag)."""
+    values: dict[str, Any] = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for part in filter(None, (text or "").split(",")):
+        key, sep, raw = part.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            raise WorkloadError(f"bad {what} parameter {part!r}: use key=value with keys"
+                                f" {', '.join(fields)}")
+        default = fields[key].default
+        try:
+            if isinstance(default, tuple):
+                values[key] = tuple(int(x) for x in raw.split("x"))
+            elif isinstance(default, bool):
+                values[key] = {"0": False, "1": True}[raw.strip()]
+            else:
+                values[key] = type(default)(raw)
+        except (ValueError, KeyError):
+            raise WorkloadError(f"bad value for {what} parameter {key}: {raw!r}") from None
+    return cls(**values)
 
 
 def burn_cpu(seconds: float) -> None:
@@ -78,23 +106,7 @@ class SimSpec:
     @classmethod
     def parse(cls, text: str | None) -> "SimSpec":
         """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096' (any subset)."""
-        values: dict = {}
-        for part in filter(None, (text or "").split(",")):
-            key, sep, raw = part.partition("=")
-            key = key.strip()
-            if not sep or key not in cls.__dataclass_fields__:
-                raise WorkloadError(f"bad sim parameter {part!r}: use key=value with keys"
-                                    f" {', '.join(cls.__dataclass_fields__)}")
-            try:
-                if key == "shape":
-                    values[key] = tuple(int(x) for x in raw.split("x"))
-                elif key in ("batch", "length"):
-                    values[key] = int(raw)
-                else:
-                    values[key] = float(raw)
-            except ValueError:
-                raise WorkloadError(f"bad value for sim parameter {key}: {raw!r}") from None
-        return cls(**values)
+        return parse_params(cls, text, "sim")
 
     def expected_samples_per_s(self, workers_cpus: float) -> float:
         """Ideal rate with `workers_cpus` cores of loading: min(device rate, loader rate)."""
