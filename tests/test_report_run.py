@@ -1,5 +1,6 @@
 """The run folder: plots, report.md tying them together, and the CLI ending on the report path."""
 
+import csv
 import re
 from pathlib import Path
 
@@ -47,14 +48,20 @@ def test_report_links_resolve_and_show_the_verdict(run):
     assert run.recipe.measured.not_searched["side_stream_prefetch"] == "needs a CUDA device"
 
 
-def test_every_trial_has_a_verdict_in_the_tables(run):
-    header, *rows = run.files["table_csv"].read_text().splitlines()
-    columns = header.split(",")
-    assert {"data_wait_pct", "copy_pct", "compute_pct", "other_pct", "bottleneck"} <= set(columns)
-    verdicts = [row.split(",")[columns.index("bottleneck")] for row in rows]
-    assert len(verdicts) == len(run.trials)
-    assert all(v in ("input", "transfer", "device", "host") for v in verdicts)
-    assert all(row.split(",")[columns.index("copy_pct")] == "" for row in rows)
+def test_every_measured_trial_has_a_verdict_in_the_tables(run):
+    # Parsed as CSV: a pruned trial's status quotes its reason, commas included (split on commas,
+    # this test failed whenever a busy machine got a trial pruned).
+    with run.files["table_csv"].open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {"data_wait_pct", "copy_pct", "compute_pct", "other_pct", "bottleneck"} <= set(rows[0])
+    assert [int(r["trial"]) for r in rows] == [t.number for t in run.trials]
+    for row, trial in zip(rows, run.trials):
+        if trial.ok:
+            assert row["bottleneck"] in ("input", "transfer", "device", "host")
+        else:  # pruned or skipped: no full window was measured, so no verdict is invented
+            assert row["bottleneck"] == ""
+        assert row["copy_pct"] == ""  # a CPU run: no copy share, never an invented 0
+    assert any(t.ok for t in run.trials)
 
 
 def test_recipe_in_the_run_folder_has_the_diagnosis(run):
