@@ -100,6 +100,13 @@ class Measured(BaseModel):
     ties_resolved: bool | None = None  # False: the budget ended before measuring could split them
     # Knobs the search left at their defaults, each with why (SearchSpace.left_out).
     not_searched: dict[str, str] | None = None
+    # Online tuning (autotune.DataLoader): the training loop's steps spent exploring, the time
+    # they lost against the chosen configuration (and as a share of their own time), and why
+    # exploring stopped.
+    exploration_steps: int | None = None
+    exploration_cost_s: float | None = None
+    exploration_cost_pct: float | None = None
+    exploration_stop: str | None = None
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""

@@ -1,0 +1,63 @@
+"""One epoch of `autotune.DataLoader`: the epoch's index stream, served by one inner torch
+DataLoader per configuration, switched when the policy says so.
+
+A switch happens inside the `__next__` that follows the policy's decision, so its start-up (the
+new workers' start and their first batch) is in the loop's own wait and step time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from autotune.online.index_stream import IndexStream
+from autotune.space.config import LoaderConfig
+
+if TYPE_CHECKING:
+    from autotune.online.session import Session
+
+
+class OnlineEpoch(Iterator[Any]):
+    def __init__(self, session: "Session", source: Iterator[Any], seed: int, length: int | None):
+        self._session = session
+        self.stream = IndexStream(source)
+        session.stream = self.stream
+        self._seed = seed
+        self._length = length
+        self._inner: Iterator[Any] | None = None
+        self._switch_to: LoaderConfig | None = session.policy.current
+        self._done = False
+
+    def __iter__(self) -> "OnlineEpoch":
+        return self
+
+    def __len__(self) -> int:
+        if self._length is None:
+            raise TypeError("this loader's sampler has no length")
+        return self._length
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        s = self._session
+        s.meter.enter()
+        if self._switch_to is not None:
+            self._start(self._switch_to)
+        assert self._inner is not None
+        try:
+            batch = next(self._inner)
+        except StopIteration:
+            self._done = True
+            s.epoch_ended()
+            raise
+        self.stream.mark_delivered()
+        self._switch_to = s.handed_out(s.meter.handed_out())
+        return batch
+
+    def _start(self, config: LoaderConfig) -> None:
+        s = self._session
+        if self._inner is not None:  # a switch: the old loader's undelivered batches go first
+            s.retire(self._inner)
+            self.stream.switch()
+        s.meter.switching()
+        self._inner = iter(s.inner_loader(config, self._seed))
+        self._switch_to = None
