@@ -115,6 +115,7 @@ class ClimbSettings:
     epoch_steps: int | None  # the first epoch's length, where the sampler has one
     usable_cpus: int
     cuda: bool
+    max_workers: int | None = None  # None: max_workers_for(usable_cpus)
     window_steps: int = 8
     min_windows: int = 2
     max_windows: int = 6
@@ -225,10 +226,10 @@ class HillClimb:
     def _plan(self) -> Generator[LoaderConfig, Verdict, None]:
         s = self.settings
         if "num_workers" in self.tuned:
-            top = max_workers_for(s.usable_cpus)
-            ladder = sorted({*(w for w in WORKER_LADDER if w <= top), s.usable_cpus,
-                             self.current.num_workers})
-            yield from self._try(with_value(self.best.config, "num_workers", s.usable_cpus))
+            top = max_workers_for(s.usable_cpus) if s.max_workers is None else s.max_workers
+            jump = min(s.usable_cpus, top)
+            ladder = sorted({*(w for w in WORKER_LADDER if w <= top), jump, self.current.num_workers})
+            yield from self._try(with_value(self.best.config, "num_workers", jump))
             yield from self._climb_knob("num_workers", ladder)
         if "prefetch_factor" in self.tuned and self.best.config.num_workers > 0:
             pf = BY_NAME["prefetch_factor"]
