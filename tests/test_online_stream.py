@@ -105,3 +105,23 @@ def test_stream_replays_what_a_retired_loader_pulled_first():
     assert pulled == [0, 1, 2, 3]
     segment = stream.switch()  # switched again before any delivery: the same order holds
     assert [stream.pull(segment) for _ in range(3)] == [1, 2, 3]
+
+
+class WorkerSeed(Indices):
+    """Item i is (i, the seed of the process that loaded it)."""
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        return i, -1 if info is None else info.seed
+
+
+def test_worker_seeds_are_deterministic_and_new_per_segment():
+    def run():
+        loader = autotune.DataLoader(WorkerSeed(24), batch_size=2, shuffle=True,
+                                     generator=torch.Generator().manual_seed(9))
+        loader.tune_with(SwitchEvery(4))
+        return [int(seed) for _ in range(2) for _, seeds in loader for seed in seeds]
+    first = run()
+    assert first == run()
+    worker_seeds = {s for s in first if s != -1}
+    assert len(worker_seeds) > 4  # several segments with workers, each with seeds of its own

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
+import torch
+
 from autotune.online.index_stream import IndexStream
 from autotune.space.config import LoaderConfig
 
@@ -21,7 +23,9 @@ class OnlineEpoch(Iterator[Any]):
         self._session = session
         self.stream = IndexStream(source)
         session.stream = self.stream
-        self._seed = seed
+        # Each inner loader draws its workers' base seed from this, in turn: deterministic, and a
+        # new one per configuration segment (workers of two segments do not repeat a stream).
+        self._generator = torch.Generator().manual_seed(seed)
         self._length = length
         self._inner: Iterator[Any] | None = None
         self._switch_to: LoaderConfig | None = session.policy.current
@@ -59,5 +63,5 @@ class OnlineEpoch(Iterator[Any]):
             s.retire(self._inner)
             self.stream.switch()
         s.meter.switching()
-        self._inner = iter(s.inner_loader(config, self._seed))
+        self._inner = iter(s.inner_loader(config, self._generator))
         self._switch_to = None

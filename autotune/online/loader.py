@@ -66,6 +66,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         self.online = resolve(given)
         self.fixed = self.online.fixed
         self._base_seed: int | None = None
+        self._epochs = 0
         self._session = self._new_session(recipe)
 
     # -- what the user reads -----------------------------------------------------------------
@@ -101,14 +102,16 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         s = self._session
         if isinstance(self.dataset, IterableDataset):
-            return iter(s.inner_loader(s.policy.current, 0))
+            return iter(s.inner_loader(s.policy.current, None))
         s.outbox.arm()
         source = iter(self._index_sampler)  # torch's order: the sampler first, then the seed
         try:
             length: int | None = len(self)
         except TypeError:
             length = None
-        return OnlineEpoch(s, source, self._epoch_seed(), length)
+        seed = self._epoch_seed() + self._epochs  # distinct per epoch, also when drawn only once
+        self._epochs += 1
+        return OnlineEpoch(s, source, seed % 2**63, length)
 
     def _epoch_seed(self) -> int:
         """torch's draw of `_base_seed`: once per epoch, only once when persistent workers keep
@@ -117,7 +120,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             self._base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=self.generator).item())
         return self._base_seed
 
-    def _inner(self, config: LoaderConfig, seed: int) -> Any:
+    def _inner(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         """A torch DataLoader for `config` over this epoch's index stream."""
         kwargs: dict[str, Any] = dict(
             dataset=self.dataset, collate_fn=self.collate_fn, timeout=self.timeout,
@@ -135,7 +138,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             kwargs["batch_sampler"] = stream
         else:
             kwargs.update(sampler=stream, batch_size=None)
-        return TORCH_DATALOADER(generator=torch.Generator().manual_seed(seed), **kwargs)
+        return TORCH_DATALOADER(generator=generator, **kwargs)
 
     def _current_stream(self) -> Any:
         return self._session.stream

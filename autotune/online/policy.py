@@ -153,7 +153,8 @@ class HillClimb:
         self.steps = 0  # exploration steps so far
         self._primed = False  # the start is measured and the plan under way
         self._climb = self._plan()
-        if not any(name in tuned for name in ("num_workers", "prefetch_factor", "pin_memory")):
+        if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
+                or "pin_memory" in tuned and settings.cuda):
             self._stop(StopReason.NOTHING)
 
     # -- the driver: steps in, switches out --------------------------------------------------

@@ -18,8 +18,9 @@ from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
 
-# Builds a torch DataLoader for a configuration, its generator seeded with the given seed.
-InnerFactory = Callable[[LoaderConfig, int], Any]
+# Builds a torch DataLoader for a configuration, drawing its workers' base seed from the given
+# generator (the epoch's private one; None: the loader's own, as torch would).
+InnerFactory = Callable[[LoaderConfig, "torch.Generator | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,11 @@ class Session:
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
     _settling = False  # the switch to the chosen configuration is still exploration's cost
 
-    def inner_loader(self, config: LoaderConfig, seed: int) -> Any:
+    def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         if self._kept is not None and self._kept[0] == config:
             return self._kept[1]  # persistent workers: iterated again, its workers kept
         self.release()
-        loader = self.make_inner(config, seed)
+        loader = self.make_inner(config, generator)
         if config.persistent_workers:
             self._kept = (config, loader)
         return loader
