@@ -75,7 +75,9 @@ class Session:
     def handed_out(self, step: Step) -> LoaderConfig | None:
         """Account for one batch handed out; the configuration to switch to, if any."""
         self.ledger.add(step, self.policy.exploring or self._settling)
-        self._settling = False
+        if self._settling:  # the chosen configuration's first batch: exploration is paid for
+            self._settling = False
+            self._conclude()
         was_exploring = self.policy.exploring
         nxt = self.policy.observe(step)
         if was_exploring and not self.policy.exploring:
@@ -90,7 +92,13 @@ class Session:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
 
     def _finished(self, *, switching: bool) -> None:
+        """Exploring ended; with a switch to the chosen configuration still to come, its start-up
+        is the exploration's last cost and the recipe waits for it."""
         self._settling = switching
+        if not switching:
+            self._conclude()
+
+    def _conclude(self) -> None:
         if not isinstance(self.policy, HillClimb):
             return
         self.recipe = build_recipe(self.policy, self.ledger, self.workload,
