@@ -3,14 +3,13 @@ JSON in the AUTOTUNE_ONLINE environment variable (what `autotune run` sets), ove
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from autotune.errors import OptionsError
+from autotune.errors import OptionsError, first_error, json_object
 from autotune.online.policy import TUNED
 
 ENV_VAR = "AUTOTUNE_ONLINE"
@@ -51,13 +50,7 @@ def resolve(given: OnlineOptions | Mapping[str, Any] | None,
     env = os.environ if environ is None else environ
     merged: dict[str, Any] = {}
     if text := env.get(ENV_VAR):
-        try:
-            from_env = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise OptionsError(f"{ENV_VAR} is not JSON ({exc.msg})") from None
-        if not isinstance(from_env, dict):
-            raise OptionsError(f"{ENV_VAR} must be a JSON object")
-        merged.update(from_env)
+        merged.update(json_object(text, ENV_VAR, OptionsError, "online options"))
     if isinstance(given, OnlineOptions):
         merged.update(given.model_dump(exclude_unset=True))
     elif given is not None:
@@ -65,7 +58,4 @@ def resolve(given: OnlineOptions | Mapping[str, Any] | None,
     try:
         return OnlineOptions.model_validate(merged)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "options"
-        raise OptionsError(f"autotune.DataLoader online option {where}: "
-                           f"{err['msg'].removeprefix('Value error, ')}") from None
+        raise OptionsError(f"autotune.DataLoader online option {first_error(exc, 'options')}") from None

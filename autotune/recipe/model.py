@@ -6,7 +6,6 @@ dataloader block only ever holds arguments valid for its num_workers.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_mode
                       model_validator)
 from torch.utils.data import DataLoader
 
-from autotune.errors import RecipeError
+from autotune.errors import RecipeError, first_error, json_object
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
@@ -232,12 +231,7 @@ def load_recipe(path: str | Path) -> Recipe:
         text = path.read_text()
     except OSError as exc:
         raise RecipeError(f"cannot read recipe {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecipeError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(data, dict):
-        raise RecipeError(f"{path} is not a recipe: expected a JSON object")
+    data = json_object(text, str(path), RecipeError, "a recipe")
     version = data.get("autotune_recipe")
     if version != RECIPE_VERSION:
         raise RecipeError(f"{path}: unsupported autotune_recipe version {version!r}"
@@ -245,11 +239,4 @@ def load_recipe(path: str | Path) -> Recipe:
     try:
         return Recipe.model_validate(data)
     except ValidationError as exc:
-        raise RecipeError(f"{path}: {_first_error(exc)}") from None
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "recipe"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
+        raise RecipeError(f"{path}: {first_error(exc, 'recipe')}") from None
