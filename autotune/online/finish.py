@@ -70,7 +70,8 @@ def report(climb: HillClimb, recipe: Recipe, batch_size: int) -> str:
                    data_wait_pct=None if m.wait_pct is None else round(m.wait_pct, 1),
                    status="best" if m is climb.best else f"ok ({m.n} windows, {m.steps} steps)")
         rows.append(row)
-    return (f"# Online tuning: {recipe.workload.get('name')}\n\n{summary(recipe, climb.start.label())}\n\n"
+    title = f"# Online tuning: {recipe.workload.get('name')}"
+    return (f"{title}\n\n{summary(recipe, climb.start.label())}\n\n"
             "Rates are the training loop's own: batches handed out per second of step time, over"
             " windows after each switch's start-up and buffered batches.\n\n" + to_markdown(rows))
 

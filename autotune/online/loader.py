@@ -30,7 +30,8 @@ from autotune.online.finish import Outbox
 from autotune.online.index_stream import StreamSampler
 from autotune.online.meter import Clock, Meter
 from autotune.online.options import OnlineOptions, resolve
-from autotune.online.policy import TUNED, ClimbSettings, FixedPolicy, HillClimb, Policy, normal, with_value
+from autotune.online.policy import (TUNED, ClimbSettings, FixedPolicy, HillClimb, Policy, normal,
+                                    with_value)
 from autotune.online.session import Session, TunerState
 from autotune.online.workload import describe, differences
 from autotune.recipe.model import Recipe, load_recipe
@@ -41,7 +42,8 @@ log = logging.getLogger("autotune")
 
 # torch's own class, even where torch.utils.data(.dataloader).DataLoader was replaced by a subclass.
 TORCH_DATALOADER: type = next(c for c in torch_dataloader.DataLoader.__mro__
-                              if c.__module__ == torch_dataloader.__name__ and c.__name__ == "DataLoader")
+                              if c.__module__ == torch_dataloader.__name__
+                              and c.__name__ == "DataLoader")
 
 
 class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
@@ -58,7 +60,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
                          multiprocessing_context, generator, prefetch_factor=prefetch_factor,
                          persistent_workers=persistent_workers, pin_memory_device=pin_memory_device,
                          in_order=in_order)
-        given = online.model_dump(exclude_unset=True) if isinstance(online, OnlineOptions) else dict(online or {})
+        given = (online.model_dump(exclude_unset=True) if isinstance(online, OnlineOptions)
+                 else dict(online or {}))
         if fixed is not None:
             given["fixed"] = fixed
         # Kept under the arguments' names: frameworks that re-create a loader from its attributes
@@ -117,7 +120,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         """torch's draw of `_base_seed`: once per epoch, only once when persistent workers keep
         the first one (as torch's persistent iterator is reset, not rebuilt)."""
         if self._base_seed is None or not (self.persistent_workers and self.num_workers > 0):
-            self._base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=self.generator).item())
+            draw = torch.empty((), dtype=torch.int64).random_(generator=self.generator)
+            self._base_seed = int(draw.item())
         return self._base_seed
 
     def _inner(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
@@ -217,5 +221,6 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             return ("an IterableDataset's stream cannot be split between configurations; it runs"
                     " the arguments given (or the recipe's) in every epoch")
         if not self.in_order:
-            return "in_order=False: batches arrive as they are ready, so a switch could not resume the epoch exactly"
+            return ("in_order=False: batches arrive as they are ready, so a switch could not"
+                    " resume the epoch exactly")
         return None

@@ -26,7 +26,8 @@ class OnlineOptions(BaseModel):
     max_explore_share: float = Field(0.25, gt=0, le=1)  # of the first epoch's steps
     # Where the sampler has no length: the exploration bound in steps.
     max_explore_steps: int = Field(600, ge=1)
-    max_workers: int | None = Field(None, ge=0)  # the most workers tried (default: 4 per usable CPU, at most 32)
+    # The most workers tried (default: 4 per usable CPU, at most 32).
+    max_workers: int | None = Field(None, ge=0)
     window_steps: int = Field(8, ge=2)  # steps per measurement window
     min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
     max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied

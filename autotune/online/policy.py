@@ -249,7 +249,8 @@ class HillClimb:
         verdict = (self.verdict(self.best, known) if known is not None and known.n else
                    (yield config))
         cand = self.measured[config]
-        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cost(config) < cost(self.best.config)):
+        cheaper = cost(config) < cost(self.best.config)
+        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
             self.best = cand
             return True
         return False

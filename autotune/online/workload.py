@@ -31,7 +31,8 @@ def describe(loader: DataLoader, name: str) -> dict[str, Any]:
     return {"name": name, "source": SOURCE, "dataset": _qualname(type(loader.dataset)),
             "dataset_len": length, "batch_size": batch, "drop_last": loader.drop_last,
             "collate_fn": _qualname(loader.collate_fn),
-            "sampler": _qualname(type(loader.sampler if loader.batch_sampler is None else loader.batch_sampler))}
+            "sampler": _qualname(type(loader.sampler if loader.batch_sampler is None
+                                      else loader.batch_sampler))}
 
 
 def differences(recorded: dict[str, Any], here: dict[str, Any]) -> list[str]:
