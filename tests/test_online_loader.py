@@ -178,3 +178,18 @@ def test_no_recursion_when_torch_name_points_at_it(monkeypatch):
                                          generator=torch.Generator().manual_seed(2)))
     assert as_lists(loader) == expected
     assert isinstance(loader._session.policy, HillClimb)
+
+
+def _slow_start(worker_id):
+    import time
+    time.sleep(0.2)
+
+
+def test_a_switch_start_up_is_in_the_wait_and_the_exploration():
+    from online_fakes import W0, W1, SwitchEvery
+    loader = autotune.DataLoader(Indices(12), batch_size=2, worker_init_fn=_slow_start)
+    loader.tune_with(SwitchEvery(2, configs=(W0, W1)))
+    list(loader)
+    meter, ledger = loader._session.meter, loader._session.ledger
+    assert meter.startup_s >= 0.2 and meter.wait_s >= meter.startup_s  # inside the wait
+    assert ledger.explore_steps == 6 and ledger.explore_s >= 0.2

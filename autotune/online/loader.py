@@ -210,7 +210,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         settings = ClimbSettings(budget_steps=budget, epoch_steps=epoch_steps,
                                  usable_cpus=usable_cpus().count, cuda=self._cuda(),
                                  max_workers=opts.max_workers,
-                                 window_steps=opts.window_steps, min_windows=opts.min_windows,
+                                 window_steps=opts.window_steps, warmup_steps=opts.warmup_steps,
+                                 min_windows=opts.min_windows,
                                  max_windows=opts.max_windows)
         return HillClimb(start, tuple(k for k in TUNED if k not in self.fixed), settings)
 

@@ -117,6 +117,8 @@ class ClimbSettings:
     cuda: bool
     max_workers: int | None = None  # None: max_workers_for(usable_cpus)
     window_steps: int = 8
+    # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
+    warmup_steps: int = 5
     min_windows: int = 2
     max_windows: int = 6
 
@@ -167,8 +169,9 @@ class HillClimb:
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
-        window_done = (step.step_s is not None and step.segment_step >= _warm_up(self.current)
-                       and m.add(step, self.settings.window_steps))
+        steady = (step.step_s is not None and step.index >= self.settings.warmup_steps
+                  and step.segment_step >= _warm_up(self.current))
+        window_done = steady and m.add(step, self.settings.window_steps)
         if self.steps >= self.settings.budget_steps:
             return self._stop(StopReason.BOUND)
         if not window_done:
