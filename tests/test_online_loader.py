@@ -14,7 +14,7 @@ from torch.utils.data import IterableDataset
 import autotune
 from autotune.errors import OptionsError
 from autotune.online.loader import TORCH_DATALOADER
-from autotune.online.policy import HillClimb
+from autotune.online.policy import HillClimb, normal
 from autotune.recipe.model import Recipe, load_recipe
 from online_fakes import Indices, StepClock, _nothing_written_at_exit, as_lists  # noqa: F401
 
@@ -63,10 +63,17 @@ def test_saved_recipe_skips_tuning_for_the_same_workload(tmp_path):
     path = tuned.recipe.save(tmp_path / "recipe.json")
     again = autotune.DataLoader(Indices(240), batch_size=1, recipe=str(path))
     assert not again.tuner_state.exploring
-    assert again.config == tuned.recipe.config.__class__(**{**again.config.as_dict(),
-                                                          **tuned.recipe.dataloader_kwargs()})
+    assert again.config == normal(tuned.recipe.config)
     assert again.recipe is not None and again.recipe.measured == tuned.recipe.measured
     assert sorted(i for batch in as_lists(again) for i in batch) == list(range(240))
+
+
+def test_fixed_knobs_keep_the_given_value_over_a_recipe(tmp_path):
+    tuned = _tuned()
+    list(tuned)
+    path = tuned.recipe.save(tmp_path / "recipe.json")
+    again = autotune.DataLoader(Indices(240), batch_size=1, recipe=path, fixed=["num_workers"])
+    assert tuned.recipe.config.num_workers == 1 and again.config.num_workers == 0
 
 
 def test_recipe_of_another_workload_is_the_starting_point(tmp_path, caplog):
