@@ -125,3 +125,27 @@ def test_worker_seeds_are_deterministic_and_new_per_segment():
     assert first == run()
     worker_seeds = {s for s in first if s != -1}
     assert len(worker_seeds) > 4  # several segments with workers, each with seeds of its own
+
+
+def test_freed_by_reference_counts_alone():
+    """No reference cycle: a cycle is freed by the cyclic collector, which may run inside a
+    forked worker and shut down from there the queues the parent's workers still use."""
+    import gc
+    import weakref
+    gc.collect()
+    gc.disable()
+    try:
+        loader = autotune.DataLoader(Indices(20), batch_size=2, num_workers=1,
+                                     persistent_workers=True)
+        loader.tune_with(SwitchEvery(3))
+        it = iter(loader)
+        for _ in range(5):
+            next(it)
+        session = weakref.ref(loader._session)
+        outer = weakref.ref(loader)
+        del loader
+        assert outer() is None
+        del it
+        assert session() is None
+    finally:
+        gc.enable()

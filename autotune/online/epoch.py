@@ -22,7 +22,7 @@ class OnlineEpoch(Iterator[Any]):
     def __init__(self, session: "Session", source: Iterator[Any], seed: int, length: int | None):
         self._session = session
         self.stream = IndexStream(source)
-        session.stream = self.stream
+        session.inner.feed.stream = self.stream
         # Each inner loader draws its workers' base seed from this, in turn: deterministic, and a
         # new one per configuration segment (workers of two segments do not repeat a stream).
         self._generator = torch.Generator().manual_seed(seed)

@@ -16,6 +16,7 @@ from autotune.errors import AutotuneError
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb, Measurement
 from autotune.recipe.model import Measured, Recipe
+from autotune.space.config import LoaderConfig
 from autotune.report.table import COLUMNS, to_markdown
 from autotune.run_folder import new_run_dir
 
@@ -26,16 +27,15 @@ def _rate(m: Measurement | None, batch_size: int) -> float | None:
     return None if m is None or not m.n else m.mean * batch_size
 
 
-def build_recipe(climb: HillClimb, ledger: Ledger, workload: dict[str, Any], *, batch_size: int,
-                 device: torch.device) -> Recipe:
-    """The recipe of the configuration the climb chose. Rates are samples/s over the steady
+def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int) -> Measured:
+    """What the climb measured of the configuration it chose. Rates are samples/s over the steady
     windows; the baseline is the starting configuration's."""
     best = climb.best
     rate = _rate(best, batch_size) or 0.0
     base = _rate(climb.measured.get(climb.start), batch_size) or rate
     cost_s = ledger.cost_s(1 / best.mean if best.mean else None)
     cv = climb.noise_cv()
-    measured = Measured(
+    return Measured(
         samples_per_s=round(rate, 2), baseline_samples_per_s=round(base, 2),
         speedup=round(rate / base, 3) if base else 1.0,
         data_wait_pct=None if best.wait_pct is None else round(best.wait_pct, 2),
@@ -45,22 +45,19 @@ def build_recipe(climb: HillClimb, ledger: Ledger, workload: dict[str, Any], *, 
         exploration_steps=ledger.explore_steps, exploration_cost_s=round(cost_s, 3),
         exploration_cost_pct=round(100 * cost_s / ledger.explore_s, 2) if ledger.explore_s else 0.0,
         exploration_stop=str(climb.stop_reason))
-    return Recipe.from_config(climb.current, measured=measured, workload=workload,
-                              environment=environment.collect(device))
 
 
-def summary(recipe: Recipe, start_label: str) -> str:
-    m = recipe.measured
-    return (f"autotune.DataLoader chose {recipe.config.label()}: {m.samples_per_s:.1f} samples/s,"
+def summary(label: str, m: Measured, start_label: str) -> str:
+    return (f"autotune.DataLoader chose {label}: {m.samples_per_s:.1f} samples/s,"
             f" {m.speedup:.2f}x over {start_label} as started; {m.trials} configurations in"
             f" {m.exploration_steps} steps, exploration cost {m.exploration_cost_s:.2f} s"
             f" ({m.exploration_cost_pct:.1f}% of its time); {m.exploration_stop}")
 
 
-def report(climb: HillClimb, recipe: Recipe, batch_size: int) -> str:
-    """A short Markdown report: the summary and the table of measured configurations."""
+def report(climb: HillClimb, name: str, line: str, batch_size: int) -> str:
+    """A short Markdown report: the summary line and the table of measured configurations."""
     rows = []
-    base = recipe.measured.baseline_samples_per_s
+    base = _rate(climb.measured.get(climb.start), batch_size)
     for number, m in enumerate(climb.measured.values()):
         rate = _rate(m, batch_size)
         row: dict[str, Any] = dict.fromkeys(COLUMNS)
@@ -70,10 +67,39 @@ def report(climb: HillClimb, recipe: Recipe, batch_size: int) -> str:
                    data_wait_pct=None if m.wait_pct is None else round(m.wait_pct, 1),
                    status="best" if m is climb.best else f"ok ({m.n} windows, {m.steps} steps)")
         rows.append(row)
-    title = f"# Online tuning: {recipe.workload.get('name')}"
-    return (f"{title}\n\n{summary(recipe, climb.start.label())}\n\n"
+    return (f"# Online tuning: {name}\n\n{line}\n\n"
             "Rates are the training loop's own: batches handed out per second of step time, over"
             " windows after each switch's start-up and buffered batches.\n\n" + to_markdown(rows))
+
+
+@dataclass
+class Outcome:
+    """What tuning found, in the form it is logged, shown and written. The recipe is made when
+    first asked for (loader.recipe, or at exit): its environment block imports torchvision,
+    seconds that must not land in a training step."""
+
+    config: LoaderConfig
+    measured: Measured
+    workload: dict[str, Any]
+    device: torch.device
+    line: str  # the one-line summary
+    report: str
+    _recipe: Recipe | None = None
+
+    @classmethod
+    def of(cls, climb: HillClimb, ledger: Ledger, workload: dict[str, Any], batch_size: int,
+           device: torch.device) -> "Outcome":
+        measured = measured_block(climb, ledger, batch_size)
+        line = summary(climb.current.label(), measured, climb.start.label())
+        return cls(climb.current, measured, workload, device, line,
+                   report(climb, str(workload.get("name")), line, batch_size))
+
+    def recipe(self) -> Recipe:
+        if self._recipe is None:
+            self._recipe = Recipe.from_config(self.config, measured=self.measured,
+                                              workload=self.workload,
+                                              environment=environment.collect(self.device))
+        return self._recipe
 
 
 @dataclass
@@ -83,8 +109,7 @@ class Outbox:
 
     results_dir: Path | None
     name: str
-    recipe: Recipe | None = None
-    report: str | None = None
+    outcome: Outcome | None = None
     written: Path | None = None
     _registered: bool = False
 
@@ -95,15 +120,14 @@ class Outbox:
 
     def write(self) -> Path | None:
         """The run folder with recipe.json and report.md; None when there is nothing to write."""
-        if self.results_dir is None or self.recipe is None or self.written is not None:
+        if self.results_dir is None or self.outcome is None or self.written is not None:
             return None
         try:
             run_dir = new_run_dir(self.results_dir, f"online-{self.name}")
         except AutotuneError as exc:
             log.warning("autotune.DataLoader could not write its results: %s", exc)
             return None
-        self.recipe.save(run_dir / "recipe.json")
-        if self.report is not None:
-            (run_dir / "report.md").write_text(self.report)
+        self.outcome.recipe().save(run_dir / "recipe.json")
+        (run_dir / "report.md").write_text(self.outcome.report)
         self.written = run_dir
         return run_dir

@@ -10,7 +10,7 @@ its RNG draws, and the batch order, are exactly torch's.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Iterator, Sized
+from typing import Any, Iterator, Sized
 
 
 class IndexStream:
@@ -51,18 +51,32 @@ class IndexStream:
         return len(self._issued) + len(self._replay)
 
 
+class Feed:
+    """Where the inner loaders find the current epoch's stream. It refers to nothing else: an
+    inner loader that referred back to the outer one would sit in a reference cycle, freed only
+    by the cyclic collector, which may run in a forked worker and shut down, from there, the
+    iterator's queues that the parent's workers still use."""
+
+    def __init__(self) -> None:
+        self.stream: IndexStream | None = None
+
+    def current(self) -> IndexStream:
+        assert self.stream is not None, "no epoch started"
+        return self.stream
+
+
 class StreamSampler:
     """The (batch_)sampler an inner loader gets: each iter() yields from the stream current at
     that moment while the segment of that moment lasts (a persistent inner loader is iterated
     again each epoch, and torch forbids replacing its batch_sampler). Its length is the user's
     sampler's, for torch's len()."""
 
-    def __init__(self, current: Callable[[], IndexStream], sized: Sized):
-        self._current = current
+    def __init__(self, feed: Feed, sized: Sized):
+        self._feed = feed
         self._sized = sized
 
     def __iter__(self) -> Iterator[Any]:
-        stream = self._current()
+        stream = self._feed.current()
         return _pulls(stream, stream.segment)
 
     def __len__(self) -> int:

@@ -10,8 +10,8 @@ seed from the loader's generator (or torch's global RNG) as torch does, in torch
 batches and every later random draw are those of a torch DataLoader built with the same
 arguments. The batches are made by inner loaders of torch's own class (saved here, so that a
 torch.utils.data.DataLoader patched to point at this class does not recurse), one per
-configuration, reading the epoch's index stream (index_stream.py); their workers are seeded from
-a private generator seeded by the epoch's base seed.
+configuration, reading the epoch's index stream (index_stream.py, inner.py); their workers are
+seeded from a private generator seeded by the epoch's base seed.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import torch
-import torch.utils.data.dataloader as torch_dataloader
 from torch.utils.data import IterableDataset
 
 from autotune.online.epoch import OnlineEpoch
 from autotune.online.finish import Outbox
-from autotune.online.index_stream import StreamSampler
+from autotune.online.inner import TORCH_DATALOADER, InnerLoaders
 from autotune.online.meter import Clock, Meter
 from autotune.online.options import OnlineOptions, resolve
 from autotune.online.policy import (TUNED, ClimbSettings, FixedPolicy, HillClimb, Policy, normal,
@@ -39,12 +38,6 @@ from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 
 log = logging.getLogger("autotune")
-
-# torch's own class, even where torch.utils.data(.dataloader).DataLoader was replaced by a subclass.
-TORCH_DATALOADER: type = next(c for c in torch_dataloader.DataLoader.__mro__
-                              if c.__module__ == torch_dataloader.__name__
-                              and c.__name__ == "DataLoader")
-
 
 class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
@@ -124,29 +117,6 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             self._base_seed = int(draw.item())
         return self._base_seed
 
-    def _inner(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
-        """A torch DataLoader for `config` over this epoch's index stream."""
-        kwargs: dict[str, Any] = dict(
-            dataset=self.dataset, collate_fn=self.collate_fn, timeout=self.timeout,
-            worker_init_fn=self.worker_init_fn, in_order=self.in_order,
-            **config.dataloader_kwargs())
-        if self.pin_memory_device:
-            kwargs["pin_memory_device"] = self.pin_memory_device
-        if config.num_workers > 0 and self.multiprocessing_context is not None:
-            kwargs["multiprocessing_context"] = self.multiprocessing_context
-        if isinstance(self.dataset, IterableDataset):  # torch's own stream, torch's own seeds
-            return TORCH_DATALOADER(batch_size=self.batch_size, drop_last=self.drop_last,
-                                    generator=self.generator, **kwargs)
-        stream = StreamSampler(lambda: self._current_stream(), self._index_sampler)
-        if self._auto_collation:
-            kwargs["batch_sampler"] = stream
-        else:
-            kwargs.update(sampler=stream, batch_size=None)
-        return TORCH_DATALOADER(generator=generator, **kwargs)
-
-    def _current_stream(self) -> Any:
-        return self._session.stream
-
     # -- set-up ----------------------------------------------------------------------------------
 
     def _given(self) -> LoaderConfig:
@@ -176,11 +146,11 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
                          " tuning from its configuration %s", "; ".join(differs), start.label())
         if policy is None:
             policy = self._policy(start)
-        session = Session(policy, self._inner,
+        session = Session(policy, InnerLoaders.of(self),
                           Outbox(None if rank not in (None, "0") else opts.results_dir, name),
                           workload, batch_size=workload["batch_size"] or 1,
                           device=torch.device("cuda" if self._cuda() else "cpu"))
-        session.recipe = applied
+        session.applied = applied
         return session
 
     def _keep_fixed(self, config: LoaderConfig) -> LoaderConfig:

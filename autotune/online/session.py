@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from autotune.online.finish import Outbox, build_recipe, report, summary
-from autotune.online.index_stream import IndexStream
+from autotune.online.finish import Outbox, Outcome
+from autotune.online.inner import InnerLoaders
 from autotune.online.meter import Ledger, Meter, Step
 from autotune.online.policy import HillClimb, Policy
 from autotune.recipe.model import Recipe
@@ -18,9 +18,6 @@ from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
 
-# Builds a torch DataLoader for a configuration, drawing its workers' base seed from the given
-# generator (the epoch's private one; None: the loader's own, as torch would).
-InnerFactory = Callable[[LoaderConfig, "torch.Generator | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -39,23 +36,23 @@ class TunerState:
 @dataclass
 class Session:
     policy: Policy
-    make_inner: InnerFactory
+    inner: InnerLoaders
     outbox: Outbox
     workload: dict[str, Any]
     batch_size: int
     device: torch.device
     meter: Meter = field(default_factory=Meter)
     ledger: Ledger = field(default_factory=Ledger)
-    recipe: Recipe | None = None
-    stream: IndexStream | None = None  # the epoch's, read by the inner loaders' samplers
+    applied: Recipe | None = None  # a saved recipe in force instead of tuning
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
-    _settling = False  # the switch to the chosen configuration is still exploration's cost
+    _settling = False
+    _retired: Any = None  # the switch to the chosen configuration is still exploration's cost
 
     def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         if self._kept is not None and self._kept[0] == config:
             return self._kept[1]  # persistent workers: iterated again, its workers kept
         self.release()
-        loader = self.make_inner(config, generator)
+        loader = self.inner.build(config, generator)
         if config.persistent_workers:
             self._kept = (config, loader)
         return loader
@@ -65,6 +62,9 @@ class Session:
         shutdown = getattr(iterator, "_shutdown_workers", None)
         if shutdown is not None:
             shutdown()
+        # Held until the next switch: collected at once, its index queues' pipes would close
+        # under their feeder threads, still flushing (EBADF in QueueFeederThread).
+        self._retired = iterator
         self._kept = None
 
     def release(self) -> None:
@@ -101,11 +101,13 @@ class Session:
     def _conclude(self) -> None:
         if not isinstance(self.policy, HillClimb):
             return
-        self.recipe = build_recipe(self.policy, self.ledger, self.workload,
-                                   batch_size=self.batch_size, device=self.device)
-        log.info(summary(self.recipe, self.policy.start.label()))
-        self.outbox.recipe = self.recipe
-        self.outbox.report = report(self.policy, self.recipe, self.batch_size)
+        self.outbox.outcome = Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
+                                         self.device)
+        log.info(self.outbox.outcome.line)
+
+    @property
+    def recipe(self) -> Recipe | None:
+        return self.outbox.outcome.recipe() if self.outbox.outcome is not None else self.applied
 
     def state(self) -> TunerState:
         climb = self.policy if isinstance(self.policy, HillClimb) else None
