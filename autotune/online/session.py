@@ -19,7 +19,6 @@ from autotune.space.config import LoaderConfig
 log = logging.getLogger("autotune")
 
 
-
 @dataclass(frozen=True)
 class TunerState:
     """What the online tuner has done so far, for code to inspect."""
@@ -45,8 +44,7 @@ class Session:
     ledger: Ledger = field(default_factory=Ledger)
     applied: Recipe | None = None  # a saved recipe in force instead of tuning
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
-    _settling = False
-    _retired: Any = None  # the switch to the chosen configuration is still exploration's cost
+    _settling = False  # the switch to the chosen configuration is still exploration's cost
 
     def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         if self._kept is not None and self._kept[0] == config:
@@ -62,9 +60,6 @@ class Session:
         shutdown = getattr(iterator, "_shutdown_workers", None)
         if shutdown is not None:
             shutdown()
-        # Held until the next switch: collected at once, its index queues' pipes would close
-        # under their feeder threads, still flushing (EBADF in QueueFeederThread).
-        self._retired = iterator
         self._kept = None
 
     def release(self) -> None:
