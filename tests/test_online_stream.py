@@ -149,3 +149,22 @@ def test_freed_by_reference_counts_alone():
         assert session() is None
     finally:
         gc.enable()
+
+
+def test_no_configuration_starts_when_the_epoch_is_over():
+    loader = autotune.DataLoader(Indices(8), batch_size=2)
+    loader.tune_with(SwitchEvery(2))  # a switch decided at the epoch's last batch too
+    built = []
+    build = loader._session.inner.build
+    loader._session.inner.build = lambda config, gen: built.append(config) or build(config, gen)
+    assert sorted(i for b in as_lists(loader) for i in b) == list(range(8))
+    assert len(built) == 2  # the start and the switch after batch 2; none after batch 4
+
+
+def test_drained_keeps_what_it_looked_ahead():
+    stream = IndexStream(iter(range(3)))
+    assert not stream.drained()
+    assert [stream.pull(0) for _ in range(3)] == [0, 1, 2]
+    for _ in range(3):
+        stream.mark_delivered()
+    assert stream.drained()

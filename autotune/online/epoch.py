@@ -7,19 +7,17 @@ new workers' start and their first batch) is in the loop's own wait and step tim
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 import torch
 
 from autotune.online.index_stream import IndexStream
+from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
-
-if TYPE_CHECKING:
-    from autotune.online.session import Session
 
 
 class OnlineEpoch(Iterator[Any]):
-    def __init__(self, session: "Session", source: Iterator[Any], seed: int, length: int | None):
+    def __init__(self, session: Session, source: Iterator[Any], seed: int, length: int | None):
         self._session = session
         self.stream = IndexStream(source)
         session.inner.feed.stream = self.stream
@@ -44,6 +42,8 @@ class OnlineEpoch(Iterator[Any]):
             raise StopIteration
         s = self._session
         s.meter.enter()
+        if self._switch_to is not None and self._inner is not None and self.stream.drained():
+            self._switch_to = None  # the epoch is over: no workers start for nothing
         if self._switch_to is not None:
             self._start(self._switch_to)
         assert self._inner is not None

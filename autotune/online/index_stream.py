@@ -45,6 +45,17 @@ class IndexStream:
         self.segment += 1
         return self.segment
 
+    def drained(self) -> bool:
+        """Nothing is left this epoch: nothing pulled undelivered and the sampler exhausted
+        (asked by pulling its next indices early; they wait for the replay)."""
+        if self._issued or self._replay:
+            return False
+        try:
+            self._replay.append(next(self._source))
+        except StopIteration:
+            return True
+        return False
+
     @property
     def pending(self) -> int:
         """Indices pulled but not delivered, replays included."""
