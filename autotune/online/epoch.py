@@ -7,6 +7,7 @@ new workers' start and their first batch) is in the loop's own wait and step tim
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterator
 
 import torch
@@ -63,5 +64,9 @@ class OnlineEpoch(Iterator[Any]):
             s.retire(self._inner)
             self.stream.switch()
         s.meter.switching()
-        self._inner = iter(s.inner_loader(config, self._generator))
+        with warnings.catch_warnings():
+            # torch's advice on a worker count above the CPUs is for the user's own choice (the
+            # outer loader gave it, where it applies); a count the tuner tries is measured.
+            warnings.filterwarnings("ignore", message="This DataLoader will create")
+            self._inner = iter(s.inner_loader(config, self._generator))
         self._switch_to = None
