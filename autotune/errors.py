@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class AutotuneError(Exception):
     """Base for problems caused by input the user controls (workload spec, recipe, options).
@@ -24,3 +30,22 @@ class RecipeError(AutotuneError):
 
 class OptionsError(AutotuneError):
     """A tuning option (device, budget, results directory, ...) cannot be honoured."""
+
+
+def json_object(text: str, where: str, error: type[AutotuneError], what: str) -> dict[str, Any]:
+    """`text` as a JSON object, else `error` in one line naming `where` (a file, a variable)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where} is not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise error(f"{where} is not {what}: expected a JSON object")
+    return data
+
+
+def first_error(exc: "ValidationError", whole: str) -> str:
+    """A model's first validation error in one line: where ('a.b', or `whole`) and what."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or whole
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {err['msg'].removeprefix('Value error, ')}{more}"

@@ -21,6 +21,7 @@ LAYERS = (
     ("report",),
     ("verify",),
     ("api", "run_folder"),
+    ("online",),
     ("bench",),
     ("cli", "__main__"),
 )

@@ -6,7 +6,6 @@ dataloader block only ever holds arguments valid for its num_workers.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -16,9 +15,9 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_mode
                       model_validator)
 from torch.utils.data import DataLoader
 
-from autotune.errors import RecipeError
-from autotune.strenum import StrEnum
+from autotune.errors import RecipeError, first_error, json_object
 from autotune.probe.fetch import BatchedWay
+from autotune.strenum import StrEnum
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
@@ -129,6 +128,13 @@ class Measured(BaseModel):
     fetch: FetchRecord | None = None
     # Knobs the search left at their defaults, each with why (SearchSpace.left_out).
     not_searched: dict[str, str] | None = None
+    # Online tuning (autotune.DataLoader): the training loop's steps spent exploring, the time
+    # they lost against the chosen configuration (and as a share of their own time), and why
+    # exploring stopped.
+    exploration_steps: int | None = None
+    exploration_cost_s: float | None = None
+    exploration_cost_pct: float | None = None
+    exploration_stop: str | None = None
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""
@@ -254,12 +260,7 @@ def load_recipe(path: str | Path) -> Recipe:
         text = path.read_text()
     except OSError as exc:
         raise RecipeError(f"cannot read recipe {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecipeError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(data, dict):
-        raise RecipeError(f"{path} is not a recipe: expected a JSON object")
+    data = json_object(text, str(path), RecipeError, "a recipe")
     version = data.get("autotune_recipe")
     if version != RECIPE_VERSION:
         raise RecipeError(f"{path}: unsupported autotune_recipe version {version!r}"
@@ -267,11 +268,4 @@ def load_recipe(path: str | Path) -> Recipe:
     try:
         return Recipe.model_validate(data)
     except ValidationError as exc:
-        raise RecipeError(f"{path}: {_first_error(exc)}") from None
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "recipe"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
+        raise RecipeError(f"{path}: {first_error(exc, 'recipe')}") from None

@@ -108,11 +108,16 @@ def group(trials: list[TrialRecord]) -> list[Candidate]:
 
 def noise_cv(candidates: list[Candidate]) -> float | None:
     """Pooled relative standard deviation of one burst; None until something was measured twice."""
+    # The unbiased rates where two or more: a search burst selected for being high widens the
+    # spread with its luck, not with the machine's noise.
+    return pooled_cv([c.unbiased if len(c.unbiased) >= 2 else c.rates for c in candidates])
+
+
+def pooled_cv(groups: list[list[float]]) -> float | None:
+    """Pooled relative standard deviation of one measurement, over groups of measurements of one
+    configuration each; None until some group has two."""
     num = dof = 0.0
-    for c in candidates:
-        # The unbiased rates where two or more: a search burst selected for being high widens
-        # the spread with its luck, not with the machine's noise.
-        rates = c.unbiased if len(c.unbiased) >= 2 else c.rates
+    for rates in groups:
         if len(rates) < 2 or (mean := statistics.fmean(rates)) <= 0:
             continue
         num += (len(rates) - 1) * (statistics.stdev(rates) / mean) ** 2

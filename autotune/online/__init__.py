@@ -1,0 +1,1 @@
+"""Online tuning inside the user's own training run: `autotune.DataLoader` (loader.py)."""

@@ -1,0 +1,61 @@
+"""The inner loaders: torch's own DataLoader class (saved here, so that a
+torch.utils.data.DataLoader patched to point at autotune's class does not recurse), one per
+configuration, over the epoch's index stream. What they are built from is copied off the outer
+loader once: they refer to nothing of it (see index_stream.Feed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sized
+
+import torch
+import torch.utils.data.dataloader as torch_dataloader
+from torch.utils.data import IterableDataset
+
+from autotune.online.index_stream import Feed, StreamSampler
+from autotune.space.config import LoaderConfig
+
+# torch's own class, even where torch.utils.data(.dataloader).DataLoader was replaced by a subclass.
+TORCH_DATALOADER: type = next(c for c in torch_dataloader.DataLoader.__mro__
+                              if c.__module__ == torch_dataloader.__name__
+                              and c.__name__ == "DataLoader")
+
+
+@dataclass
+class InnerLoaders:
+    common: dict[str, Any]  # the outer loader's arguments every inner loader takes as they are
+    multiprocessing_context: Any
+    iterable: bool
+    batch_size: int | None
+    drop_last: bool
+    generator: torch.Generator | None  # the user's: only an IterableDataset's loader draws from it
+    auto_collation: bool
+    index_sampler: Sized  # the user's (batch_)sampler, for len()
+    feed: Feed = field(default_factory=Feed)
+
+    @classmethod
+    def of(cls, loader: Any) -> "InnerLoaders":
+        common = dict(dataset=loader.dataset, collate_fn=loader.collate_fn, timeout=loader.timeout,
+                      worker_init_fn=loader.worker_init_fn, in_order=loader.in_order)
+        if loader.pin_memory_device:
+            common["pin_memory_device"] = loader.pin_memory_device
+        return cls(common, loader.multiprocessing_context,
+                   isinstance(loader.dataset, IterableDataset), loader.batch_size,
+                   loader.drop_last, loader.generator, loader._auto_collation,
+                   loader._index_sampler)
+
+    def build(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
+        """A torch DataLoader for `config`: over the feed's stream, its workers' base seed drawn
+        from `generator`; for an IterableDataset, torch's own stream and the user's generator."""
+        kwargs = {**self.common, **config.dataloader_kwargs()}
+        if config.num_workers > 0 and self.multiprocessing_context is not None:
+            kwargs["multiprocessing_context"] = self.multiprocessing_context
+        if self.iterable:
+            return TORCH_DATALOADER(batch_size=self.batch_size, drop_last=self.drop_last,
+                                    generator=self.generator, **kwargs)
+        sampler = StreamSampler(self.feed, self.index_sampler)
+        if self.auto_collation:
+            kwargs["batch_sampler"] = sampler
+        else:
+            kwargs.update(sampler=sampler, batch_size=None)
+        return TORCH_DATALOADER(generator=generator, **kwargs)

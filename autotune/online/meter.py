@@ -1,0 +1,95 @@
+"""The training loop's own measurements, taken at the loader's `__next__`.
+
+- step: the time between two consecutive batches handed out (the loop's whole step, as it runs);
+- wait: the time spent inside `__next__` (the loop blocked on the loader);
+- start-up: a switch's cost, from retiring the old inner loader to the first batch of the new one.
+  It lies inside that `__next__` call, so it is also in that step's wait and step time: the
+  exploration pays for it like any other slow step.
+
+The clock is injected (tests drive a fake one).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One batch handed out."""
+
+    index: int  # batches handed out before this one, over the loader's life
+    step_s: float | None  # since the previous batch was handed out; None for the first
+    wait_s: float  # inside __next__
+    segment_step: int  # batches of this configuration handed out before this one
+    startup_s: float | None  # set on a segment's first batch: its start-up after a switch
+
+
+class Meter:
+    def __init__(self, clock: Clock = time.perf_counter):
+        self.clock = clock
+        self._entered: float | None = None
+        self._last_out: float | None = None
+        self._switched_at: float | None = None
+        self._segment_step = 0
+        self.count = 0
+        self.wait_s = 0.0
+        self.startup_s = 0.0  # every switch's start-up
+
+    def enter(self) -> None:
+        self._entered = self.clock()
+
+    def switching(self) -> None:
+        """A new configuration starts inside this call (the old inner loader retires now)."""
+        self._switched_at = self.clock()
+        self._segment_step = 0
+
+    def handed_out(self) -> Step:
+        now = self.clock()
+        assert self._entered is not None, "enter() first"
+        wait = now - self._entered
+        startup = None if self._switched_at is None else now - self._switched_at
+        step = Step(self.count, None if self._last_out is None else now - self._last_out,
+                    wait, self._segment_step, startup)
+        if startup is not None:
+            self.startup_s += startup
+        self.wait_s += wait
+        self.count += 1
+        self._segment_step += 1
+        self._last_out, self._switched_at, self._entered = now, None, None
+        return step
+
+    def epoch_ended(self) -> None:
+        """The time until the next epoch's first batch (evaluation, checkpoints) is no step."""
+        self._last_out = None
+        self._entered = None
+
+
+@dataclass
+class Ledger:
+    """Where the loop's time went: the steps while exploring (switch start-ups included) and
+    those after it."""
+
+    explore_steps: int = 0
+    explore_s: float = 0.0
+    tuned_steps: int = 0
+    tuned_s: float = 0.0
+
+    def add(self, step: Step, exploring: bool) -> None:
+        seconds = step.wait_s if step.step_s is None else step.step_s
+        if exploring:
+            self.explore_steps += 1
+            self.explore_s += seconds
+        else:
+            self.tuned_steps += 1
+            self.tuned_s += seconds
+
+    def cost_s(self, best_step_s: float | None) -> float:
+        """Time lost while exploring against running the best configuration all along."""
+        if best_step_s is None or not self.explore_steps:
+            return 0.0
+        return max(0.0, self.explore_s - self.explore_steps * best_step_s)

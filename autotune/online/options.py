@@ -1,0 +1,63 @@
+"""The online loader's options: keywords of `autotune.DataLoader(..., online={...})`, over the
+JSON in the AUTOTUNE_ONLINE environment variable (what `autotune run` sets), over the defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from autotune.errors import OptionsError, first_error, json_object
+from autotune.online.policy import TUNED
+
+ENV_VAR = "AUTOTUNE_ONLINE"
+
+
+class OnlineOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True  # False: the loader runs the arguments it was given, like torch's
+    # Knobs kept at the value passed (or torch's default); the others start there and are tuned.
+    fixed: tuple[str, ...] = ()
+    results_dir: Path | None = Path("results")  # None: nothing is written at exit
+    name: str | None = None  # names the run folder; default: the dataset's class
+    max_explore_share: float = Field(0.25, gt=0, le=1)  # of the first epoch's steps
+    # Where the sampler has no length: the exploration bound in steps.
+    max_explore_steps: int = Field(600, ge=1)
+    # The most workers tried (default: 4 per usable CPU, at most 32).
+    max_workers: int | None = Field(None, ge=0)
+    window_steps: int = Field(8, ge=2)  # steps per measurement window
+    warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured
+    min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
+    max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied
+    cuda: bool | None = None  # pin_memory is tuned where CUDA is used (default: it is available)
+
+    @field_validator("fixed", mode="before")
+    @classmethod
+    def _known_knobs(cls, value: Any) -> Any:
+        names = (value,) if isinstance(value, str) else tuple(value)
+        unknown = [n for n in names if n not in TUNED]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a knob autotune.DataLoader tunes"
+                             f" ({', '.join(TUNED)})")
+        return names
+
+
+def resolve(given: OnlineOptions | Mapping[str, Any] | None,
+            environ: Mapping[str, str] | None = None) -> OnlineOptions:
+    """The options in force: `given` (keywords) over the environment's JSON over the defaults.
+    One-line OptionsError on anything unusable."""
+    env = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    if text := env.get(ENV_VAR):
+        merged.update(json_object(text, ENV_VAR, OptionsError, "online options"))
+    if isinstance(given, OnlineOptions):
+        merged.update(given.model_dump(exclude_unset=True))
+    elif given is not None:
+        merged.update(given)
+    try:
+        return OnlineOptions.model_validate(merged)
+    except ValidationError as exc:
+        raise OptionsError(f"autotune.DataLoader online option {first_error(exc, 'options')}") from None

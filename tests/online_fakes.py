@@ -1,0 +1,86 @@
+"""Fakes for the online loader's tests: a dataset of its own indices, a policy that switches on a
+schedule, a clock driven by the configuration running."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+from torch.utils.data import Dataset
+
+from autotune.online.meter import Step
+from autotune.space.config import LoaderConfig
+
+
+@pytest.fixture(autouse=True)
+def _nothing_written_at_exit(monkeypatch):
+    """Loaders in tests write results only where a test asks (results_dir in its options)."""
+    monkeypatch.setenv("AUTOTUNE_ONLINE", '{"results_dir": null}')
+
+
+class Indices(Dataset):
+    """Item i is i: a batch is its own index list."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        return i
+
+
+W0 = LoaderConfig()
+W1 = LoaderConfig(num_workers=1, prefetch_factor=1)
+W2 = LoaderConfig(num_workers=2, prefetch_factor=2)
+W2_PERSIST = LoaderConfig(num_workers=2, prefetch_factor=1, persistent_workers=True)
+
+
+@dataclass
+class SwitchEvery:
+    """Switches to the next configuration of `configs` (cycling) after every `k` batches, in
+    every epoch: the switches the stream must survive."""
+
+    k: int
+    configs: tuple[LoaderConfig, ...] = (W0, W2, W1, W0, W2_PERSIST)
+    exploring: bool = True
+    switches: int = 0
+    current: LoaderConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._cycle = itertools.cycle(self.configs)
+        self.current = next(self._cycle)
+        self._n = 0
+
+    def observe(self, step: Step) -> LoaderConfig | None:
+        self._n += 1
+        if self._n % self.k:
+            return None
+        self.current = next(self._cycle)
+        self.switches += 1
+        return self.current
+
+    def epoch_ended(self) -> LoaderConfig | None:
+        return None
+
+
+class StepClock:
+    """A clock whose steps take `step_s[num_workers]` (the last entry for more workers): each
+    reading advances it by half a step, and the meter reads it twice a step."""
+
+    def __init__(self, read_config, step_s: tuple[float, ...]):
+        self.read_config = read_config
+        self.step_s = step_s
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        workers = self.read_config().num_workers
+        self.now += self.step_s[min(workers, len(self.step_s) - 1)] / 2
+        return self.now
+
+
+def as_lists(batches) -> list:
+    return [b.tolist() if isinstance(b, torch.Tensor) else b for b in batches]
