@@ -9,8 +9,10 @@ from typing import Callable, Iterable
 import torch
 
 from autotune.burst.runner import BurstSettings, run_burst
-from autotune.errors import AutotuneError
+from autotune.errors import AutotuneError, WorkloadError
 from autotune.search.guard import MemoryGuard
+from autotune.search.options import BurstOptions
+from autotune.search.setup import batch_mib, build_space, probe_batch
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
@@ -66,3 +68,39 @@ def run_grid(workload: Workload, device: torch.device, configs: Iterable[LoaderC
         if on_point is not None:
             on_point(point)
     return GridRun(points, time.perf_counter() - t0)
+
+
+@dataclass
+class GridSearch:
+    """A workload's grid run, the space it was drawn from and what it covers."""
+
+    run: GridRun
+    space: SearchSpace
+    covers: str
+    exhaustive: bool  # nothing of the tuner's space held off
+
+    @property
+    def best(self) -> LoaderConfig:
+        return self.run.ranked()[0].config
+
+
+def search_grid(key: str, workload: Workload, device: torch.device, off: tuple[str, ...], *,
+                max_workers: int | None, ram_budget_mib: float, usable_cpus: int,
+                log: Callable[[str], None]) -> GridSearch:
+    """The tuner's space for `workload`, every point of it but those with a knob of `off` on,
+    each measured once with the tuner's own trial settings."""
+    batch = probe_batch(workload)
+    space = build_space(batch, device, max_workers)
+    guard = MemoryGuard(ram_budget_mib, batch_mib(batch))
+    del batch
+    covers = coverage(space, off)
+    configs = grid_configs(space, off)
+    # A knob that cannot apply here holds nothing off: channels_last on non-image batches.
+    exhaustive = len(configs) == sum(1 for _ in space.grid())
+    log(f"[{key}] grid: {len(configs)} points ({covers}) ...")
+    grid = run_grid(workload, device, configs, BurstOptions().settings(), usable_cpus=usable_cpus,
+                    guard=guard)
+    if not grid.ranked():
+        raise WorkloadError(f"bench workload {key}: no grid point could be measured")
+    log(f"[{key}] grid done in {grid.elapsed_s:.0f}s; best {grid.ranked()[0].config.label()}")
+    return GridSearch(grid, space, covers, exhaustive)

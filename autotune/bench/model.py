@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autotune.bench.targets import targets_met
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -114,13 +116,7 @@ class BenchReport(_Strict):
     rows: list[BenchRow]
 
     def targets_met(self) -> dict[str, bool | None]:
-        """Each target over the rows where it applies (None: it applied to none)."""
-        names = sorted({name for row in self.rows for name in row.targets})
-        met: dict[str, bool | None] = {}
-        for name in names:
-            verdicts = [row.targets[name] for row in self.rows if row.targets.get(name) is not None]
-            met[name] = all(verdicts) if verdicts else None
-        return met
+        return targets_met(row.targets for row in self.rows)
 
 
 class AccuracyRow(_Strict):

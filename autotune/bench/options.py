@@ -97,3 +97,26 @@ class AccuracyOptions(BaseModel):
     @property
     def stem(self) -> str:
         return "accuracy-quick" if self.quick else "accuracy"
+
+
+ONLINE_STEPS = 3000  # the issue's least training per way; fewer makes a smoke run, flagged so
+
+
+class OnlineBenchOptions(BaseModel):
+    """`autotune bench --online`: defaults, autotune.DataLoader and the grid's best, trained alike."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workloads: list[str] | None = None
+    steps: int = Field(ONLINE_STEPS, ge=2, description="training steps per way")
+    rounds: int = Field(1, ge=1, description="rounds, each training the three ways once")
+    grid_from: Path = Field(Path("results/bench/bench.json"),
+                            description="a full bench's JSON: each workload's grid best")
+    run_grid: bool = Field(True, description="run the grid for a workload `grid_from` lacks")
+    device: str = "auto"
+    max_workers: int | None = Field(None, ge=1, description="cap on num_workers, online and grid")
+    out_dir: Path = Path("results/bench")
+
+    @property
+    def stem(self) -> str:
+        return "online"

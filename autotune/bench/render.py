@@ -1,12 +1,15 @@
 """The bench report as Markdown: the headline table, then each workload's tunings and side-by-side
-figures; and the accuracy table (burst against steady rates)."""
+figures; the accuracy table (burst against steady rates); and the online table (autotune.DataLoader
+against defaults and the grid's best, trained alike)."""
 
 from __future__ import annotations
 
 from autotune.bench.model import AccuracyReport, BenchReport, BenchRow
+from autotune.bench.online_model import OnlineReport, OnlineRow
 from autotune.bench.targets import (MAX_BURST_VS_STEADY, MAX_COMPUTE_BOUND_WORKERS,
                                     MAX_RECORDED_VS_VERIFIED, MAX_STABILITY_DIFF,
-                                    MAX_TUNE_SHARE_OF_GRID, MIN_TUNED_VS_GRID)
+                                    MAX_TUNE_SHARE_OF_GRID, MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE,
+                                    MIN_TUNED_VS_GRID)
 
 HEADLINE = ("| workload | tuned (worst) | grid best | tuned / grid best | tuning / grid time |"
             " recorded vs verified | x defaults | x heuristic | of ceiling | tunings differ |")
@@ -42,10 +45,13 @@ def headline_row(row: BenchRow) -> str:
             f" {_pct(row.ceiling_share)} | {stability} |")
 
 
+def _table(header: str, align: str, rows: list[str]) -> str:
+    return "\n".join([header, align, *rows]) + "\n"
+
+
 def headline(report: BenchReport) -> str:
-    lines = [HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [headline_row(r) for r in report.rows]
-    return "\n".join(lines) + "\n"
+    return _table(HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+                  [headline_row(r) for r in report.rows])
 
 
 def _tunings(row: BenchRow) -> list[str]:
@@ -158,5 +164,87 @@ def accuracy_markdown(report: AccuracyReport) -> str:
         f" in flight, then a {report.steady_seconds:g} s window). *burst / steady*: the median"
         f" burst over the median steady window. Target: within ±{MAX_BURST_VS_STEADY:.0%}"
         f"{_mark(within)}.",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+ONLINE_HEADLINE = ("| workload | ideal (c) | (b) chose | exploration steps | exploration cost |"
+                   " (b)/(c) whole run | (b)/(c) after tuning | (b)/(a) |")
+
+
+def _ratios(worst: float | None, per_round: list[float | None], ok: bool | None) -> str:
+    """The worst round's ratio, marked, then every round's where there are several."""
+    text = "n/a" if worst is None else f"{worst:.3f}{_mark(ok)}"
+    if len(per_round) > 1:
+        text += " (" + ", ".join("n/a" if r is None else f"{r:.3f}" for r in per_round) + ")"
+    return text
+
+
+def _per_round(values: list[str]) -> str:
+    distinct = list(dict.fromkeys(values))
+    return distinct[0] if len(distinct) == 1 else ", ".join(values)
+
+
+def online_row_line(row: OnlineRow) -> str:
+    t = row.targets
+    chosen = _per_round([r.chosen or "still exploring" for r in row.rounds])
+    steps = _per_round(["all (not ended)" if r.exploration_steps is None
+                        else f"{r.exploration_steps} ({r.stop_reason})" if r.stop_reason
+                        else str(r.exploration_steps) for r in row.rounds])
+    cost = _per_round(["n/a" if r.exploration_cost_s is None else f"{r.exploration_cost_s:+.1f}s"
+                       for r in row.rounds])
+    return (f"| {row.key} | {row.ideal} | {chosen} | {steps} | {cost} |"
+            f" {_ratios(row.whole, [r.whole for r in row.rounds], t.get('online_whole'))} |"
+            f" {_ratios(row.after, [r.after for r in row.rounds], t.get('online_after'))} |"
+            f" {_ratios(row.vs_defaults, [r.vs_defaults for r in row.rounds], None)} |")
+
+
+def online_table(report: OnlineReport) -> str:
+    return _table(ONLINE_HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|",
+                  [online_row_line(r) for r in report.rows])
+
+
+# The online options that shape the exploration, as the report states them.
+ONLINE_SHOWN = ("max_explore_share", "window_steps", "warmup_steps", "min_windows", "max_windows",
+                "max_workers", "cuda")
+
+
+def _online_options(options: dict[str, object]) -> str:
+    return ", ".join(f"{k} {options[k]}" for k in ONLINE_SHOWN if options.get(k) is not None)
+
+
+def online_markdown(report: OnlineReport) -> str:
+    env = report.environment
+    met = report.targets_met()
+    sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
+    parts = [
+        "# autotune bench --online", "",
+        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
+        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
+        "",
+    ]
+    if report.below_minimum:
+        parts += [f"**{report.steps} steps per training: below the {report.min_steps} the"
+                  " issue asks for; a smoke run, not the benchmark.**", ""]
+    parts += [
+        online_table(report),
+        f"Each workload's training runs {report.steps} steps three ways, in {report.rounds}"
+        " round(s), the order alternating by round ((c), (b), (a), then (a), (b), (c)): (a)"
+        " PyTorch's defaults; (b) autotune.DataLoader starting from them, tuning online"
+        f" ({_online_options(report.online)}); (c) the exhaustive grid's best from step 0, the ideal no tuner can"
+        " beat. Each is the plain training loop of autotune.verify.steady (DeviceLoader with the"
+        " configuration's transfer knobs, the loader re-iterated at each epoch end, which"
+        " restarts non-persistent workers); the clock starts before the first iter(), so worker"
+        " start-up counts. *whole run*: (c)'s wall time for all the steps over (b)'s, exploration"
+        " included. *after tuning*: the same over steps [k, N), k being the steps (b) spent"
+        " exploring, its switch to the chosen configuration included (n/a where it was still"
+        " exploring at the last step). *exploration cost*: (b)'s time for steps [0, k) less"
+        " (c)'s. *exploration steps*: k, and why the exploration ended. *(b)/(a)*: (a)'s wall"
+        " time over (b)'s. Ratios: the worst round's, then each round's where there are"
+        " several.", "",
+        f"Ideal (c) configurations from: {sources}.", "",
+        f"Targets, on the worst round: (b)/(c) whole run >= {MIN_ONLINE_WHOLE}"
+        f"{_mark(met.get('online_whole'))}; (b)/(c) after tuning >= {MIN_ONLINE_AFTER}"
+        f"{_mark(met.get('online_after'))}.",
     ]
     return "\n".join(parts) + "\n"

@@ -14,16 +14,14 @@ import torch
 from autotune import environment
 from autotune.api import tune
 from autotune.bench.compare import side_by_side
-from autotune.bench.grid import QUICK_OFF, coverage, grid_configs, run_grid
+from autotune.bench.grid import QUICK_OFF, search_grid
 from autotune.bench.model import BenchReport, BenchRow
 from autotune.bench.options import BenchOptions
 from autotune.bench.row import WorkloadRun, bench_row, default_roles
 from autotune.bench.workloads import BenchWorkload, select
-from autotune.errors import WorkloadError
-from autotune.search.guard import MemoryGuard, default_ram_budget_mib
+from autotune.search.guard import default_ram_budget_mib
 from autotune.search.options import BurstOptions
 from autotune.search.result import TuneResult
-from autotune.search.setup import batch_mib, build_space, probe_batch
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import SearchSpace
@@ -84,31 +82,19 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
         tunings.append((seed, result))
     device = tunings[0][1].device
 
-    batch = probe_batch(workload)
-    space = build_space(batch, device, opts.max_workers)
-    guard = MemoryGuard(ram_budget, batch_mib(batch))
-    del batch
-    off = held_off(bw, opts, device.type)
-    covers = coverage(space, off)
-    configs = grid_configs(space, off)
-    # Exhaustive: nothing of the tuner's space held off (a knob that cannot apply here holds
-    # nothing off: channels_last on non-image batches).
-    exhaustive = len(configs) == sum(1 for _ in space.grid())
-    log(f"[{bw.key}] grid: {len(configs)} points ({covers}) ...")
-    grid = run_grid(workload, device, configs, BurstOptions().settings(), usable_cpus=cpus,
-                    guard=guard)
-    if not grid.ranked():
-        raise WorkloadError(f"bench workload {bw.key}: no grid point could be measured")
-    log(f"[{bw.key}] grid done in {grid.elapsed_s:.0f}s; best {grid.ranked()[0].config.label()}")
+    search = search_grid(bw.key, workload, device, held_off(bw, opts, device.type),
+                         max_workers=opts.max_workers, ram_budget_mib=ram_budget, usable_cpus=cpus,
+                         log=log)
+    grid = search.run
 
-    roles = default_roles(tunings, grid, heuristic(space, cpus))
+    roles = default_roles(tunings, grid, heuristic(search.space, cpus))
     distinct = list(dict.fromkeys(roles.values()))
     log(f"[{bw.key}] side by side: {len(distinct)} configurations x {opts.rounds} rounds ...")
     series = side_by_side(workload, device, distinct, opts.side_by_side_settings(), opts.rounds,
                           usable_cpus=cpus)
     verified = verify_tunings(workload, device, tunings, opts, log, bw.key)
-    return bench_row(WorkloadRun(bw, opts.budget_s, cpus, tunings, grid, covers, exhaustive,
-                                 roles, series, verified))
+    return bench_row(WorkloadRun(bw, opts.budget_s, cpus, tunings, grid, search.covers,
+                                 search.exhaustive, roles, series, verified))
 
 
 def run_bench(opts: BenchOptions, log: Log, command: str) -> BenchReport:

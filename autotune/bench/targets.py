@@ -5,7 +5,7 @@ only on its lucky seeds does not meet it."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 MIN_TUNED_VS_GRID = 0.97  # worst tuned throughput / grid-best throughput, measured side by side
 MAX_TUNE_SHARE_OF_GRID = 0.15  # tuning wall time / exhaustive grid wall time
@@ -13,6 +13,10 @@ MAX_COMPUTE_BOUND_WORKERS = 2
 MAX_STABILITY_DIFF = 0.03  # the tunings' chosen configurations, (fastest - slowest) / fastest
 MAX_RECORDED_VS_VERIFIED = 0.05  # |recorded - verified| / verified, the recipe's own figure
 MAX_BURST_VS_STEADY = 0.05  # accuracy table: |burst median / steady median - 1|
+# `autotune bench --online`: the online loader's throughput over the grid best's from step 0, over
+# the whole run (its exploration included) and over the steps after its exploration ended.
+MIN_ONLINE_WHOLE = 0.95
+MIN_ONLINE_AFTER = 0.97
 # "More workers than cores is faster" when the grid's best beyond the cores beats its best within
 # them by more than this: below it, single grid bursts cannot tell them apart.
 BEYOND_CORES_GAIN = 0.05
@@ -50,3 +54,21 @@ def evaluate(*, tuned_vs_grid: float, tune_s: float, budget_s: float, grid_s: fl
 def burst_within_steady(ratio: float | None) -> bool | None:
     """Accuracy table: a burst median within ±MAX_BURST_VS_STEADY of the steady median."""
     return None if ratio is None else abs(ratio - 1) <= MAX_BURST_VS_STEADY
+
+
+def online_targets(whole: float, after: float | None) -> dict[str, bool | None]:
+    """`autotune bench --online`, on the worst round's figures (after: None where the online
+    loader never ended exploring)."""
+    return {"online_whole": whole >= MIN_ONLINE_WHOLE,
+            "online_after": None if after is None else after >= MIN_ONLINE_AFTER}
+
+
+def targets_met(verdicts_by_row: Iterable[Mapping[str, bool | None]]) -> dict[str, bool | None]:
+    """Each target over the rows where it applies (None: it applied to none)."""
+    rows = list(verdicts_by_row)
+    names = sorted({name for row in rows for name in row})
+    met: dict[str, bool | None] = {}
+    for name in names:
+        verdicts = [row[name] for row in rows if row.get(name) is not None]
+        met[name] = all(verdicts) if verdicts else None
+    return met

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune.bench.model import AccuracyReport, BenchReport
-from autotune.bench.render import accuracy_markdown, to_markdown
+from autotune.bench.online_model import OnlineReport
+from autotune.bench.render import accuracy_markdown, online_markdown, to_markdown
 from autotune.errors import OptionsError
 
 
@@ -34,3 +35,7 @@ def write_report(report: BenchReport, out_dir: Path, stem: str) -> tuple[Path, P
 
 def write_accuracy(report: AccuracyReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
     return _write(accuracy_markdown(report), report.model_dump_json(indent=2), out_dir, stem)
+
+
+def write_online(report: OnlineReport, out_dir: Path, stem: str) -> tuple[Path, Path]:
+    return _write(online_markdown(report), report.model_dump_json(indent=2), out_dir, stem)

@@ -24,6 +24,7 @@ Timeline of one measurement:
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 import warnings
@@ -73,9 +74,39 @@ def settle_batches(config: LoaderConfig) -> int:
     return SETTLE_BUFFER_CYCLES * config.prefetch_depth
 
 
-def _synchronize(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+@contextlib.contextmanager
+def training_feed(make_loader: Callable[[], Any], device: torch.device, transfer: dict[str, Any],
+                  limit_s: float, what: str) -> Iterator[tuple[Any, Iterator[Any], Epochs]]:
+    """(loader, its batches, their epochs) for the plain loop: the loader `make_loader` builds,
+    through DeviceLoader with the transfer knobs, re-iterated at each epoch end. On exit its
+    workers are shut down whatever happened; a loop running longer than `limit_s` fails with
+    BurstTimeout on the main thread."""
+    with warnings.catch_warnings():
+        # More workers than cores is a configuration being measured, not a mistake to warn about
+        # (torch warns as the loader is built).
+        warnings.filterwarnings("ignore", message="This DataLoader will create")
+        with no_strays():
+            loader = make_loader()
+            feed = DeviceLoader(loader, device, **transfer)
+            epochs = Epochs(feed)
+            batches = iter(epochs)
+            failed = True
+            try:
+                with time_limit(limit_s, what):
+                    yield loader, batches, epochs
+                failed = False
+            finally:
+                with shielded():  # the workers go, whatever happened
+                    try:
+                        release_loader(loader, feed.iterator, force=failed)
+                    finally:
+                        batches.close()
+                        del batches, epochs, feed, loader
 
 
 def measure_steady(workload: Workload, config: LoaderConfig, device: torch.device | str,
@@ -89,27 +120,9 @@ def measure_steady(workload: Workload, config: LoaderConfig, device: torch.devic
         raise ValueError("seconds must be > 0")
     device = torch.device(device)
     limit = time_limit_s if time_limit_s is not None else 2 * (settle_s + seconds) + HANG_ALLOWANCE_S
-    with warnings.catch_warnings():
-        # More workers than cores is a configuration being measured, not a mistake to warn about.
-        warnings.filterwarnings("ignore", message="This DataLoader will create")
-        with no_strays():
-            loader = workload.make_loader(config)
-            feed = DeviceLoader(loader, device, **config.transfer_kwargs())
-            epochs = Epochs(feed)
-            batches = iter(epochs)
-            failed = True
-            try:
-                with time_limit(limit, f"steady measurement of {config.label()}"):
-                    result = _loop(workload, config, device, batches, epochs, seconds, settle_s, clock)
-                failed = False
-            finally:
-                with shielded():  # the workers go, whatever happened
-                    try:
-                        release_loader(loader, feed.iterator, force=failed)
-                    finally:
-                        batches.close()
-                        del batches, epochs, feed, loader
-    return result
+    with training_feed(lambda: workload.make_loader(config), device, config.transfer_kwargs(), limit,
+                       f"steady measurement of {config.label()}") as (_, batches, epochs):
+        return _loop(workload, config, device, batches, epochs, seconds, settle_s, clock)
 
 
 def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batches: Iterator[Any],
@@ -124,7 +137,7 @@ def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batche
     while settled < least or clock() - t_first < settle_s:
         workload.step(next(batches))
         settled += 1
-    _synchronize(device)
+    synchronize(device)
     t_start = clock()
     samples = steps = 0
     while True:
@@ -135,7 +148,7 @@ def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batche
         del batch
         if clock() - t_start >= seconds:
             break
-    _synchronize(device)
+    synchronize(device)
     t_end = clock()
     window = max(t_end - t_start, 1e-12)
     return SteadyResult(config=config, samples_per_s=samples / window, samples=samples, steps=steps,

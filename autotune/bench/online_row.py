@@ -1,0 +1,39 @@
+"""`autotune bench --online`'s rows: a round's figures from its trainings, a workload's from its
+rounds (the worst of them)."""
+
+from __future__ import annotations
+
+from autotune.bench.online_figures import StepTimes, Way, round_figures
+from autotune.bench.online_grid import Ideal
+from autotune.bench.online_model import OnlineRound, OnlineRow
+from autotune.bench.targets import online_targets
+from autotune.bench.workloads import BenchWorkload
+from autotune.online.session import TunerState
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def online_round(order: tuple[Way, ...], times: dict[Way, StepTimes], tuner: TunerState) -> OnlineRound:
+    """`tuner`: (b)'s state after its last step. Its exploration steps are counted from step 0
+    (its switch to the chosen configuration included), so they are k."""
+    explored = None if tuner.exploring else tuner.exploration_steps
+    figures = round_figures(times, explored)
+    return OnlineRound(
+        order=list(order), seconds={w: round(t.span(0, t.steps), 3) for w, t in times.items()},
+        exploration_steps=explored, exploration_cost_s=_round(figures.exploration_cost_s, 3),
+        tuner_cost_s=round(tuner.exploration_cost_s, 3), stop_reason=tuner.stop_reason,
+        chosen=None if tuner.chosen is None else tuner.chosen.label(),
+        whole=round(figures.whole, 4), after=_round(figures.after, 4),
+        vs_defaults=round(figures.vs_defaults, 4))
+
+
+def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound]) -> OnlineRow:
+    afters = [r.after for r in rounds if r.after is not None]
+    whole = min(r.whole for r in rounds)
+    after = min(afters) if afters else None
+    return OnlineRow(key=bw.key, spec=bw.spec, what=bw.what, ideal=ideal.config.label(),
+                     ideal_params=ideal.config.as_dict(), ideal_source=ideal.source, rounds=rounds,
+                     whole=whole, after=after, vs_defaults=min(r.vs_defaults for r in rounds),
+                     targets=online_targets(whole, after))

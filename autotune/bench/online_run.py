@@ -1,0 +1,99 @@
+"""`autotune bench --online`: per workload, a fixed training run three ways, alternating their
+order by round: (a) PyTorch's defaults, (b) autotune.DataLoader starting from them, (c) the
+exhaustive grid's best from step 0, the ideal no tuner can beat."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import torch
+
+from autotune import environment
+from autotune.bench.online_figures import StepTimes, Way, order
+from autotune.bench.online_grid import GridFile, Ideal, file_best, ideal_config, read_grid_file
+from autotune.bench.online_loop import train
+from autotune.bench.online_model import OnlineReport, OnlineRow
+from autotune.bench.online_row import online_round, online_row
+from autotune.bench.options import ONLINE_STEPS, OnlineBenchOptions
+from autotune.bench.workloads import BenchWorkload, select
+from autotune.online.loader import DataLoader
+from autotune.online.options import OnlineOptions
+from autotune.online.session import TunerState
+from autotune.space.config import PYTORCH_DEFAULTS
+from autotune.workload.base import Workload
+from autotune.workload.device import resolve_device
+from autotune.workload.options import WorkloadOptions
+from autotune.workload.spec import load_workload
+
+Log = Callable[[str], None]
+
+
+def online_options(opts: OnlineBenchOptions, device: torch.device) -> OnlineOptions:
+    """(b)'s options: the defaults, nothing written, pin_memory tuned where the device is CUDA."""
+    given: dict[str, Any] = {"results_dir": None, "cuda": device.type == "cuda"}
+    if opts.max_workers is not None:
+        given["max_workers"] = opts.max_workers
+    return OnlineOptions(**given)
+
+
+def train_way(way: Way, workload: Workload, device: torch.device, ideal: Ideal,
+              opts: OnlineBenchOptions, what: str) -> tuple[StepTimes, TunerState | None]:
+    """One way's training; for (b), its tuner's state after the last step."""
+    if way is Way.ONLINE:
+        times, loader = train(workload, lambda: DataLoader(**workload.loader_arguments(),
+                                                           online=online_options(opts, device)),
+                              device, PYTORCH_DEFAULTS.transfer_kwargs(), opts.steps, what)
+        return times, loader.tuner_state
+    config = ideal.config if way is Way.IDEAL else PYTORCH_DEFAULTS
+    times, _ = train(workload, lambda: workload.make_loader(config), device,
+                     config.transfer_kwargs(), opts.steps, what)
+    return times, None
+
+
+def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: GridFile | None,
+                    log: Log) -> OnlineRow:
+    workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
+    device = workload.device or resolve_device(opts.device)
+    ideal = ideal_config(bw, workload, device, grid_file, opts.grid_from, run_grid=opts.run_grid,
+                         max_workers=opts.max_workers, log=log)
+    log(f"[{bw.key}] ideal (c): {ideal.config.label()}, from {ideal.source}")
+    rounds = []
+    for r in range(opts.rounds):
+        times: dict[Way, StepTimes] = {}
+        tuner: TunerState | None = None
+        for way in order(r):
+            label = {Way.DEFAULTS: PYTORCH_DEFAULTS.label(), Way.ONLINE: "autotune.DataLoader",
+                     Way.IDEAL: ideal.config.label()}[way]
+            what = f"{bw.key} {way} training ({label})"
+            times[way], state = train_way(way, workload, device, ideal, opts, what)
+            if state is not None:
+                tuner = state
+            log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way} ({label}): {opts.steps} steps in"
+                f" {times[way].span(0, opts.steps):.1f}s")
+        assert tuner is not None  # (b) runs in every round
+        done = online_round(order(r), times, tuner)
+        log(f"[{bw.key}] round {r + 1}: (b) chose {done.chosen or 'nothing yet'} after"
+            f" {done.exploration_steps if done.exploration_steps is not None else 'all'} steps;"
+            f" (b)/(c) {done.whole:.3f} whole, after tuning"
+            f" {'n/a' if done.after is None else f'{done.after:.3f}'}")
+        rounds.append(done)
+    return online_row(bw, ideal, rounds)
+
+
+def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport:
+    t0 = time.perf_counter()
+    grid_file = read_grid_file(opts.grid_from)
+    if grid_file is None:
+        log(f"{opts.grid_from}: no such file; each workload's grid is run here")
+    if opts.steps < ONLINE_STEPS:
+        log(f"{opts.steps} steps per training: below the {ONLINE_STEPS} a committed run needs")
+    device = resolve_device(opts.device)
+    chosen = select(opts.workloads, quick=False)
+    for bw in chosen:  # a workload without its ideal fails now, not after the others' trainings
+        file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
+    rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
+    return OnlineReport(command=command, environment=environment.collect(device), steps=opts.steps,
+                        min_steps=ONLINE_STEPS, rounds=opts.rounds, grid_from=str(opts.grid_from),
+                        online=online_options(opts, device).model_dump(mode="json"),
+                        total_s=round(time.perf_counter() - t0, 1), rows=rows)
