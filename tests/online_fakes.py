@@ -68,17 +68,27 @@ class SwitchEvery:
 
 
 class StepClock:
-    """A clock whose steps take `step_s[num_workers]` (the last entry for more workers): each
-    reading advances it by half a step, and the meter reads it twice a step."""
+    """A clock whose steps take `step_s[num_workers]` (the last entry for more workers). Without
+    `waiting`, each reading advances it by half a step (the meter reads it twice a step). With it
+    (true while the loop is inside `__next__`), a step's `wait_share[num_workers]` passes inside
+    `__next__` and the rest in the loop's own work: without workers the fetch is the wait."""
 
-    def __init__(self, read_config, step_s: tuple[float, ...]):
+    def __init__(self, read_config, step_s: tuple[float, ...], waiting=None,
+                 wait_share: tuple[float, ...] = (0.5, 0.02)):
         self.read_config = read_config
         self.step_s = step_s
+        self.waiting = waiting
+        self.wait_share = wait_share
         self.now = 0.0
 
     def __call__(self) -> float:
         workers = self.read_config().num_workers
-        self.now += self.step_s[min(workers, len(self.step_s) - 1)] / 2
+        step = self.step_s[min(workers, len(self.step_s) - 1)]
+        if self.waiting is None:
+            self.now += step / 2
+        else:
+            share = self.wait_share[min(workers, len(self.wait_share) - 1)]
+            self.now += step * (share if self.waiting() else 1 - share)
         return self.now
 
 

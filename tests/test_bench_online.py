@@ -44,6 +44,7 @@ def _tuner(explored: int | None, chosen: LoaderConfig | None = W2, cost: float =
     return TunerState(exploring=explored is None, current=chosen or LoaderConfig(),
                       chosen=None if explored is None else chosen,
                       exploration_steps=10 if explored is None else explored,
+                      exploration_ended_at=explored,
                       exploration_cost_s=cost, stop_reason=None if explored is None else "converged",
                       measured={})
 

@@ -26,7 +26,8 @@ def _tuned(n=240, **online):
         "max_explore_share": 1.0, "window_steps": 4, "fixed": ["prefetch_factor"],
         "max_workers": 2, **online})
     climb = loader._session.policy
-    loader.tune_with(climb, clock=StepClock(lambda: loader.config, FAST_WITH_WORKERS))
+    loader.tune_with(climb, clock=StepClock(lambda: loader.config, FAST_WITH_WORKERS,
+                                            lambda: loader._session.meter._entered is not None))
     return loader
 
 

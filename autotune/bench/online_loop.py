@@ -9,6 +9,7 @@ from typing import Any, Callable
 import torch
 
 from autotune.bench.online_figures import StepTimes
+from autotune.online.loader import DataLoader as OnlineDataLoader
 from autotune.verify.steady import HANG_ALLOWANCE_S, Clock, synchronize, training_feed
 from autotune.workload.base import Workload
 
@@ -26,10 +27,14 @@ def train(workload: Workload, make_loader: Callable[[], Any], device: torch.devi
     with training_feed(make_loader, device, transfer, steps * HANG_STEP_S + HANG_ALLOWANCE_S,
                        what) as (loader, batches, _):
         stamps: list[float] = []
-        t0 = clock()
-        for _ in range(steps):
-            workload.step(next(batches))
-            stamps.append(clock() - t0)
-        synchronize(device)  # a CUDA step queued but not run is not done
-        stamps[-1] = max(stamps[-1], clock() - t0)
+        try:
+            t0 = clock()
+            for _ in range(steps):
+                workload.step(next(batches))
+                stamps.append(clock() - t0)
+            synchronize(device)  # a CUDA step queued but not run is not done
+            stamps[-1] = max(stamps[-1], clock() - t0)
+        finally:
+            if isinstance(loader, OnlineDataLoader):  # its inner loaders' workers, which
+                loader.close()  # training_feed's teardown of torch's iterator does not see
     return StepTimes(tuple(stamps)), loader

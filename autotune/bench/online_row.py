@@ -16,9 +16,8 @@ def _round(value: float | None, digits: int) -> float | None:
 
 
 def online_round(order: tuple[Way, ...], times: dict[Way, StepTimes], tuner: TunerState) -> OnlineRound:
-    """`tuner`: (b)'s state after its last step. Its exploration steps are counted from step 0
-    (its switch to the chosen configuration included), so they are k."""
-    explored = None if tuner.exploring else tuner.exploration_steps
+    """`tuner`: (b)'s state after its last step; k is the step at which its exploring ended."""
+    explored = tuner.exploration_ended_at
     figures = round_figures(times, explored)
     return OnlineRound(
         order=list(order), seconds={w: round(t.span(0, t.steps), 3) for w, t in times.items()},

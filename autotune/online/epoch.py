@@ -42,6 +42,9 @@ class OnlineEpoch(Iterator[Any]):
         if self._done:
             raise StopIteration
         s = self._session
+        if self._inner is not None and s.running is not self._inner:
+            self._done = True  # the loader was closed: this epoch's workers are gone
+            raise StopIteration
         s.meter.enter()
         if self._switch_to is not None and self._inner is not None and self.stream.drained():
             self._switch_to = None  # the epoch is over: no workers start for nothing
@@ -69,4 +72,5 @@ class OnlineEpoch(Iterator[Any]):
             # outer loader gave it, where it applies); a count the tuner tries is measured.
             warnings.filterwarnings("ignore", message="This DataLoader will create")
             self._inner = iter(s.inner_loader(config, self._generator))
+        s.running = self._inner
         self._switch_to = None

@@ -14,7 +14,8 @@ import torch
 from autotune import environment
 from autotune.errors import AutotuneError
 from autotune.online.meter import Ledger
-from autotune.online.policy import HillClimb, Measurement
+from autotune.online.measurement import Measurement
+from autotune.online.policy import HillClimb
 from autotune.recipe.model import Measured, Recipe
 from autotune.space.config import LoaderConfig
 from autotune.report.table import COLUMNS, to_markdown

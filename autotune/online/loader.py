@@ -89,6 +89,12 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         if clock is not None:
             self._session.meter = Meter(clock)
 
+    def close(self) -> None:
+        """Shut the inner loaders' workers down now (a running epoch's and a persistent
+        configuration's kept ones), not when the garbage collector gets to them. The loader
+        stays usable: the next epoch starts its workers again."""
+        self._session.close()
+
     def write_results(self) -> Path | None:
         """Write the recipe and report now (they are written at exit otherwise)."""
         return self._session.outbox.write()
@@ -175,10 +181,9 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             epoch_steps: int | None = len(self)
         except TypeError:
             epoch_steps = None
-        budget = (opts.max_explore_steps if epoch_steps is None
-                  else max(1, int(opts.max_explore_share * epoch_steps)))
-        settings = ClimbSettings(budget_steps=budget, epoch_steps=epoch_steps,
-                                 usable_cpus=usable_cpus().count, cuda=self._cuda(),
+        settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=usable_cpus().count,
+                                 cuda=self._cuda(), bound_share=opts.max_explore_share,
+                                 assumed_epoch_steps=opts.max_explore_steps,
                                  max_workers=opts.max_workers,
                                  window_steps=opts.window_steps, warmup_steps=opts.warmup_steps,
                                  min_windows=opts.min_windows,

@@ -2,11 +2,14 @@
 
 - step: the time between two consecutive batches handed out (the loop's whole step, as it runs);
 - wait: the time spent inside `__next__` (the loop blocked on the loader);
+- CPU: the main thread's CPU time inside `__next__` (at num_workers=0 the fetch runs there: its
+  CPU share tells computing from waiting on storage) and the process's CPU time in the loop's own
+  work between two calls (the cores the step keeps busy, intra-op threads included);
 - start-up: a switch's cost, from retiring the old inner loader to the first batch of the new one.
   It lies inside that `__next__` call, so it is also in that step's wait and step time: the
   exploration pays for it like any other slow step.
 
-The clock is injected (tests drive a fake one).
+The clocks are injected (tests drive fake ones).
 """
 
 from __future__ import annotations
@@ -27,12 +30,20 @@ class Step:
     wait_s: float  # inside __next__
     segment_step: int  # batches of this configuration handed out before this one
     startup_s: float | None  # set on a segment's first batch: its start-up after a switch
+    wait_cpu_s: float = 0.0  # the main thread's CPU time inside __next__
+    work_cpu_s: float = 0.0  # the process's CPU time in the loop's own work before this call
 
 
 class Meter:
-    def __init__(self, clock: Clock = time.perf_counter):
+    def __init__(self, clock: Clock = time.perf_counter, thread_cpu: Clock = time.thread_time,
+                 process_cpu: Clock = time.process_time):
         self.clock = clock
+        self.thread_cpu = thread_cpu
+        self.process_cpu = process_cpu
         self._entered: float | None = None
+        self._entered_cpu = 0.0  # thread CPU at enter()
+        self._work_cpu = 0.0  # process CPU of the loop's work before enter()
+        self._out_cpu: float | None = None  # process CPU when the last batch was handed out
         self._last_out: float | None = None
         self._switched_at: float | None = None
         self._segment_step = 0
@@ -42,6 +53,8 @@ class Meter:
 
     def enter(self) -> None:
         self._entered = self.clock()
+        self._entered_cpu = self.thread_cpu()
+        self._work_cpu = 0.0 if self._out_cpu is None else self.process_cpu() - self._out_cpu
 
     def switching(self) -> None:
         """A new configuration starts inside this call (the old inner loader retires now)."""
@@ -54,7 +67,9 @@ class Meter:
         wait = now - self._entered
         startup = None if self._switched_at is None else now - self._switched_at
         step = Step(self.count, None if self._last_out is None else now - self._last_out,
-                    wait, self._segment_step, startup)
+                    wait, self._segment_step, startup, self.thread_cpu() - self._entered_cpu,
+                    self._work_cpu)
+        self._out_cpu = self.process_cpu()
         if startup is not None:
             self.startup_s += startup
         self.wait_s += wait
@@ -67,6 +82,7 @@ class Meter:
         """The time until the next epoch's first batch (evaluation, checkpoints) is no step."""
         self._last_out = None
         self._entered = None
+        self._out_cpu = None
 
 
 @dataclass

@@ -1,16 +1,27 @@
 """Which configuration the loader runs next, and when exploring stops.
 
-A noise-aware hill-climb, one knob at a time: num_workers first (a jump from the starting point
-to the usable CPUs, then up or down a ladder of counts from the better of the two), then
-prefetch_factor on the prefetch ladder, then pin_memory where CUDA is used. Each configuration is
-measured in windows of the training loop's own steps (after the batches its workers buffered
-during start-up); a candidate is compared with the best so far by search/choose.py's statistics:
-better or worse when the means differ by more than the noise band (two standard errors of the
-difference, at least 1%), tied when the band is down to 2% or the candidate has its most
-windows. A tie goes to the cheaper configuration (the registry's cost order). The climb along a
-knob stops at the first candidate that is not better, and exploring stops when every knob is
-settled: the choice is then sound by the measured noise. It also stops at the exploration bound
-(a share of the first epoch's steps) or at the first epoch's end, keeping the best so far.
+Predict, then refine by what the loop shows, one measured candidate at a time:
+
+1. The start (the arguments given) is measured for one window. At num_workers=0 its fetch, inside
+   `__next__`, and its CPU share tell how many workers the step needs (predict.py: the offline
+   probes' model, capped by the free cores only where the fetch computes); the climb jumps there.
+2. While the best so far still waits a real share of its time on the loader (measurement.py's
+   WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
+   waiting on storage), then more workers: the count its own measured rate says the step needs, at
+   least the next rung. A candidate that is not better ends that direction.
+3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
+   while they tie (a tie goes to the cheaper configuration, the registry's cost order).
+4. pin_memory where CUDA is used. Then the winner's curse: where the closest rival is within noise,
+   the best is measured again and judged on its new windows alone.
+
+Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
+start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
+(two standard errors of the difference, at least 1%), tied once the band is down to 2% or after
+the most windows. Exploring stops when the plan is done (the choice is then sound by the measured
+noise), at the first epoch's end, or at the exploration bound: the time exploring lost against
+the best configuration measured so far reaches a share of the first epoch's time at that best's
+rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
+prediction needs it) but in the reported cost.
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
 measured start-up, paid again every epoch, is at least 1% of an epoch.
@@ -18,11 +29,12 @@ measured start-up, paid again every epoch, is at least 1% of an epoch.
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Generator, Protocol
 
-from autotune.online.meter import Step
+from autotune.online.measurement import Measurement
+from autotune.online.meter import Ledger, Step
+from autotune.online.predict import needed_workers
 from autotune.search.choose import TARGET, TOLERANCE_FLOOR, pooled_cv, tolerance
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME, cost_order
@@ -31,6 +43,9 @@ from autotune.strenum import StrEnum
 
 TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
 WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+# The start is measured this many windows: enough to predict from, and a start far from the
+# best is the costliest configuration to linger on.
+START_WINDOWS = 1
 
 
 class Verdict(StrEnum):
@@ -72,55 +87,38 @@ class FixedPolicy:
         return None
 
 
-@dataclass
-class Measurement:
-    """One configuration's windows of steady steps."""
-
-    config: LoaderConfig
-    rates: list[float] = field(default_factory=list)  # batches/s of each window
-    startup_s: float | None = None  # iter() of its inner loader to its first batch
-    steps: int = 0  # every step it ran, warm-up included
-    steady_s: float = 0.0  # the steady steps' time, and the wait inside it
-    steady_wait_s: float = 0.0
-    _window: list[float] = field(default_factory=list)
-
-    def add(self, step: Step, window_steps: int) -> bool:
-        """One steady step; True when it completed a window."""
-        assert step.step_s is not None
-        self.steady_s += step.step_s
-        self.steady_wait_s += step.wait_s
-        self._window.append(step.step_s)
-        if len(self._window) < window_steps:
-            return False
-        self.rates.append(len(self._window) / max(sum(self._window), 1e-12))
-        self._window = []
-        return True
-
-    @property
-    def n(self) -> int:
-        return len(self.rates)
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.rates) if self.rates else 0.0
-
-    @property
-    def wait_pct(self) -> float | None:
-        return 100 * self.steady_wait_s / self.steady_s if self.steady_s > 0 else None
-
-
 @dataclass(frozen=True)
 class ClimbSettings:
-    budget_steps: int  # exploration bound, in steps
     epoch_steps: int | None  # the first epoch's length, where the sampler has one
     usable_cpus: int
     cuda: bool
+    # The exploration bound: the time lost against the best so far may reach this share of the
+    # first epoch's time at the best's rate (of `assumed_epoch_steps` where there is no length).
+    bound_share: float = 0.25
+    assumed_epoch_steps: int = 600
     max_workers: int | None = None  # None: max_workers_for(usable_cpus)
     window_steps: int = 8
     # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
     warmup_steps: int = 5
     min_windows: int = 2
     max_windows: int = 6
+
+    @property
+    def bound_epoch_steps(self) -> int:
+        return self.epoch_steps if self.epoch_steps is not None else self.assumed_epoch_steps
+
+    @property
+    def top_workers(self) -> int:
+        return max_workers_for(self.usable_cpus) if self.max_workers is None else self.max_workers
+
+
+@dataclass(frozen=True)
+class Request:
+    """A configuration to measure: a candidate judged against the best, or the best itself
+    measured again (`again`) for fresh windows."""
+
+    config: LoaderConfig
+    again: bool = False
 
 
 def cost(config: LoaderConfig) -> tuple[float, ...]:
@@ -153,6 +151,8 @@ class HillClimb:
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
+        self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
+        self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
         self._climb = self._plan()
         if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
@@ -169,33 +169,54 @@ class HillClimb:
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
+        if self._primed:
+            self.bounded.add(step, exploring=True)
         steady = (step.step_s is not None and step.index >= self.settings.warmup_steps
                   and step.segment_step >= _warm_up(self.current))
         window_done = steady and m.add(step, self.settings.window_steps)
-        if self.steps >= self.settings.budget_steps:
+        if self._bound_reached():
             return self._stop(StopReason.BOUND)
         if not window_done:
             return None
-        verdict = self.verdict(self.best, m) if self._primed else self._start_verdict(m)
+        verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None
-        try:  # the plan's first candidate once the start is measured, then verdict by verdict
+        try:  # the plan's first request once the start is measured, then verdict by verdict
             nxt = self._climb.send(verdict) if self._primed else next(self._climb)
         except StopIteration:
             return self._stop(StopReason.RESOLVED)
         self._primed = True
-        return self._measure(nxt)
+        running = self.current
+        config = self._measure(nxt)
+        return None if config == running else config  # measured again where it runs: no switch
 
     def epoch_ended(self) -> LoaderConfig | None:
         return self._stop(StopReason.EPOCH_END) if self.exploring else None
 
-    def _start_verdict(self, m: Measurement) -> Verdict:
-        return Verdict.TIED if m.n >= self.settings.min_windows else Verdict.OPEN
+    def _judge(self, m: Measurement) -> Verdict:
+        """Whether the running request is measured enough, and how it compares."""
+        if not self._primed:
+            return Verdict.TIED if m.n >= START_WINDOWS else Verdict.OPEN
+        if self._request.again:
+            return Verdict.TIED if m.n >= self.settings.min_windows else Verdict.OPEN
+        return self.verdict(self.best, m)
 
-    def _measure(self, config: LoaderConfig) -> LoaderConfig:
-        self.measured.setdefault(config, Measurement(config))
-        self.current = config
-        return config
+    def _bound_reached(self) -> bool:
+        if not self.best.mean:
+            return False
+        best_step_s = 1 / self.best.mean
+        allowed = self.settings.bound_share * self.settings.bound_epoch_steps * best_step_s
+        return self.bounded.cost_s(best_step_s) >= allowed
+
+    def _measure(self, request: Request) -> LoaderConfig:
+        m = self.measured.setdefault(request.config, Measurement(request.config))
+        if request.again:
+            m.remeasure()
+        else:
+            m.resumed()
+        self._request = request
+        self.current = request.config
+        return request.config
 
     def _stop(self, reason: StopReason) -> LoaderConfig | None:
         """Exploring ends: the best so far, with persistent workers decided, from now on."""
@@ -227,50 +248,87 @@ class HillClimb:
 
     # -- the plan: configurations to measure, each judged against the best so far ------------
 
-    def _plan(self) -> Generator[LoaderConfig, Verdict, None]:
+    def _plan(self) -> Generator[Request, Verdict, None]:
         s = self.settings
         if "num_workers" in self.tuned:
-            top = max_workers_for(s.usable_cpus) if s.max_workers is None else s.max_workers
-            jump = min(s.usable_cpus, top)
-            ladder = sorted({*(w for w in WORKER_LADDER if w <= top), jump, self.current.num_workers})
-            yield from self._try(with_value(self.best.config, "num_workers", jump))
-            yield from self._climb_knob("num_workers", ladder)
-        if "prefetch_factor" in self.tuned and self.best.config.num_workers > 0:
-            pf = BY_NAME["prefetch_factor"]
-            current = pf.effective(self.best.config.prefetch_factor)
-            yield from self._climb_knob("prefetch_factor", sorted({*pf.values, current}))
+            jump = self._needed()
+            if jump is not None:
+                yield from self._try(with_value(self.best.config, "num_workers", jump))
+        while self.best.starved:  # still waiting on the loader: feed it more
+            for cand in self._deeper(self.best.config):
+                if (yield from self._try(cand)):
+                    break
+            else:
+                break
+        while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
+            fewer = self._rung(self.best.config.num_workers, -1)
+            if fewer is None or not (yield from self._try(
+                    with_value(self.best.config, "num_workers", fewer))):
+                break
         if "pin_memory" in self.tuned and s.cuda:
             yield from self._try(with_value(self.best.config, "pin_memory",
                                             not self.best.config.pin_memory))
+        yield from self._confirm()
 
-    def _try(self, config: LoaderConfig) -> Generator[LoaderConfig, Verdict, bool]:
+    def _at_zero(self) -> Measurement | None:
+        return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
+
+    def _needed(self) -> int | None:
+        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus,
+                              self.settings.top_workers)
+
+    def _rung(self, workers: int, direction: int) -> int | None:
+        """The next worker count up or down the ladder (the counts measured are rungs too)."""
+        top = self.settings.top_workers
+        ladder = sorted({*(w for w in WORKER_LADDER if w <= top),
+                         *(m.config.num_workers for m in self.measured.values())})
+        i = ladder.index(workers) + direction
+        return ladder[i] if 0 <= i < len(ladder) else None
+
+    def _deeper(self, config: LoaderConfig) -> list[LoaderConfig]:
+        """For a starved loop, cheapest first: a deeper prefetch, then more workers (at least the
+        next rung, more where its own rate says the step needs them)."""
+        out = []
+        if "prefetch_factor" in self.tuned and config.num_workers > 0:
+            values = BY_NAME["prefetch_factor"].values
+            deeper = [v for v in values if v > BY_NAME["prefetch_factor"].effective(config.prefetch_factor)]
+            if deeper:
+                out.append(with_value(config, "prefetch_factor", deeper[0]))
+        if "num_workers" in self.tuned:
+            rung = self._rung(config.num_workers, 1)
+            if rung is not None:
+                out.append(with_value(config, "num_workers", max(rung, self._needed() or 0)))
+        return out
+
+    def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
         """Measure `config` against the best so far (unless measured already); True when it
-        took the best's place: faster beyond noise, or tied and cheaper."""
+        took the best's place."""
         if config == self.best.config:
             return False
         known = self.measured.get(config)
         verdict = (self.verdict(self.best, known) if known is not None and known.n else
-                   (yield config))
-        cand = self.measured[config]
-        cheaper = cost(config) < cost(self.best.config)
+                   (yield Request(config)))
+        return self._adopt(self.measured[config], verdict)
+
+    def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
+        """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
+        cheaper = cost(cand.config) < cost(self.best.config)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
             self.best = cand
             return True
         return False
 
-    def _climb_knob(self, name: str, ladder: list[int]) -> Generator[LoaderConfig, Verdict, None]:
-        for direction in (1, -1):
-            moved = False
-            while True:
-                value = BY_NAME[name].effective(getattr(self.best.config, name))
-                i = ladder.index(value) + direction
-                if not 0 <= i < len(ladder):
-                    break
-                if not (yield from self._try(with_value(self.best.config, name, ladder[i]))):
-                    break
-                moved = True
-            if moved:  # it climbed: the other side of where it started was measured or is lower
-                return
+    def _confirm(self) -> Generator[Request, Verdict, None]:
+        """The winner's curse: a best chosen over a rival within noise was selected for its high
+        windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
+        rivals = [m for m in self.measured.values() if m is not self.best and m.n]
+        if not rivals:
+            return
+        rival = max(rivals, key=lambda m: m.mean)
+        if self.verdict(self.best, rival) is Verdict.WORSE:
+            return
+        yield Request(self.best.config, again=True)
+        self._adopt(rival, self.verdict(self.best, rival))
 
     def _persistence(self, config: LoaderConfig) -> LoaderConfig:
         if "persistent_workers" not in self.tuned or config.num_workers == 0:

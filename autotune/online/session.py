@@ -27,6 +27,9 @@ class TunerState:
     current: LoaderConfig  # the configuration running now (the chosen one once exploring ended)
     chosen: LoaderConfig | None  # None while exploring
     exploration_steps: int
+    # The step (batches handed out, from 0) at which exploring ended, the switch to the chosen
+    # configuration included: steps [0, k) explored. None while exploring.
+    exploration_ended_at: int | None
     exploration_cost_s: float  # time lost against the best configuration measured
     stop_reason: str | None
     measured: dict[str, float]  # label -> mean batches/s over its windows
@@ -44,6 +47,7 @@ class Session:
     ledger: Ledger = field(default_factory=Ledger)
     applied: Recipe | None = None  # a saved recipe in force instead of tuning
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
+    running: Any = None  # the inner iterator of the epoch in progress
     _settling = False  # the switch to the chosen configuration is still exploration's cost
 
     def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
@@ -61,6 +65,14 @@ class Session:
         if shutdown is not None:
             shutdown()
         self._kept = None
+
+    def close(self) -> None:
+        """Every worker stops now: the epoch in progress ends (its iterator stops) and a
+        persistent configuration's kept loader goes."""
+        if self.running is not None:
+            self.retire(self.running)
+            self.running = None
+        self.release()
 
     def release(self) -> None:
         """Stop a kept persistent loader's workers."""
@@ -101,6 +113,12 @@ class Session:
         log.info(self.outbox.outcome.line)
 
     @property
+    def ended_at(self) -> int | None:
+        """The step at which exploring ended (see TunerState): the ledger's exploration steps are
+        the run's first ones."""
+        return None if self.policy.exploring or self._settling else self.ledger.explore_steps
+
+    @property
     def recipe(self) -> Recipe | None:
         return self.outbox.outcome.recipe() if self.outbox.outcome is not None else self.applied
 
@@ -111,7 +129,8 @@ class Session:
         return TunerState(
             exploring=self.policy.exploring, current=self.policy.current,
             chosen=None if self.policy.exploring else self.policy.current,
-            exploration_steps=self.ledger.explore_steps, exploration_cost_s=cost,
+            exploration_steps=self.ledger.explore_steps,
+            exploration_ended_at=self.ended_at, exploration_cost_s=cost,
             stop_reason=None if climb is None or climb.stop_reason is None else str(climb.stop_reason),
             measured={} if climb is None else {m.config.label(): m.mean
                                                for m in climb.measured.values() if m.n})

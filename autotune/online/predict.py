@@ -1,0 +1,62 @@
+"""How many workers the step needs, from what the training loop showed: the offline probes' model
+(probe/ceilings.py), fed the loop's own measurements instead of probes.
+
+At num_workers=0 the main process fetches each batch inside `__next__`: that wait is what one
+worker would take per batch, and the main thread's CPU share of it tells computing (a worker keeps
+a core busy: the free cores cap the count) from waiting on storage (no cap: waiting workers
+overlap). The rest of the step is the step's own work, and its process CPU the cores it keeps
+busy. Rates are in batches/s on both sides, so the probes' samples/s fields hold batches/s.
+"""
+
+from __future__ import annotations
+
+from autotune.online.measurement import Measurement
+from autotune.probe.ceilings import Ceilings
+from autotune.probe.device import DeviceProbe
+from autotune.probe.loader import LoaderProbe
+
+
+def _device(m: Measurement) -> DeviceProbe | None:
+    """The step alone, as `m`'s steady steps ran it (their time outside `__next__`)."""
+    work_s = m.steady_s - m.steady_wait_s
+    if m.steady_steps == 0 or work_s <= 0:
+        return None
+    return DeviceProbe(samples_per_s=m.steady_steps / work_s, channels_last=False,
+                       steps=m.steady_steps, window_s=work_s,
+                       host_cores=max(0.0, m.steady_work_cpu_s) / work_s)
+
+
+def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
+    """One worker, as the main process's own fetch at num_workers=0 showed it."""
+    fetch_s = at_zero.steady_wait_s
+    if at_zero.config.num_workers != 0 or at_zero.steady_steps == 0 or fetch_s <= 0:
+        return None
+    return LoaderProbe(workers=1, samples_per_s=at_zero.steady_steps / fetch_s, window_s=fetch_s,
+                       samples=at_zero.steady_steps,
+                       tree_cores=min(1.0, max(0.0, at_zero.steady_wait_cpu_s) / fetch_s),
+                       main_cores=0.0)
+
+
+def _starved(m: Measurement) -> LoaderProbe | None:
+    """A starved configuration's rate is its loader's: the scaling seen at its worker count."""
+    w = m.config.num_workers
+    if w < 2 or not m.starved or not m.mean:
+        return None
+    return LoaderProbe(workers=w, samples_per_s=m.mean, window_s=m.steady_s, samples=m.steady_steps,
+                       tree_cores=0.0, main_cores=0.0)
+
+
+def needed_workers(at_zero: Measurement | None, current: Measurement, usable_cpus: int,
+                   max_workers: int) -> int | None:
+    """Fewest workers expected to keep `current`'s step fed, capped where CPU-bound loading runs
+    out of cores; None without a measured fetch at num_workers=0."""
+    one = None if at_zero is None else _one_worker(at_zero)
+    device = _device(current)
+    if one is None or device is None:
+        return None
+    ceilings = Ceilings((device,), usable_cpus, loader={1: one})
+    scaled = _starved(current)
+    if scaled is not None:
+        ceilings.add(scaled)
+    return ceilings.predicted_workers(max_workers)
+
