@@ -47,3 +47,51 @@ def test_ledger_cost_against_the_best():
     # 0.1 s (first batch's wait) + 0.3 s explored against 0.1 s steps: 0.2 s lost
     assert abs(ledger.cost_s(0.1) - 0.2) < 1e-9
     assert ledger.cost_s(None) == 0.0
+
+
+def test_cpu_times_of_the_fetch_and_of_the_work():
+    wall = Ticks(0.0, 1.0, 3.0, 4.0)
+    thread = Ticks(0.0, 0.25, 0.5, 0.75)  # the main thread's CPU at enter() and hand-out
+    process = Ticks(10.0, 11.5, 11.5)  # the process's CPU at hand-out, then at the next enter()
+    meter = Meter(wall, thread, process)
+    meter.enter()
+    first = meter.handed_out()
+    meter.enter()
+    second = meter.handed_out()
+    assert first.wait_cpu_s == 0.25 and first.work_cpu_s == 0.0  # no work before the first
+    assert second.wait_cpu_s == 0.25 and second.work_cpu_s == 1.5
+
+
+def test_windows_hold_no_first_steps_start_up_or_buffered_batches():
+    """The rate a configuration is judged on is its steady step's, however slow the run's first
+    steps (lazy initialisation), its own start-up, or fast the batches its workers buffered."""
+    from autotune.online.policy import TUNED, ClimbSettings, HillClimb
+    from autotune.space.config import LoaderConfig
+
+    climb = HillClimb(LoaderConfig(), TUNED, ClimbSettings(epoch_steps=10_000, usable_cpus=2,
+                                                           cuda=False))
+    now = [0.0]
+    meter = Meter(lambda: now[0], lambda: 0.0, lambda: 0.0)
+    # (wait, work) of a steady step by worker count: at w0 the fetch is the wait
+    steady = {0: (0.080, 0.020), 5: (0.006, 0.014)}
+    switched = False
+    for n in range(60):
+        config = climb.current
+        meter.enter()
+        if switched:
+            meter.switching()
+            now[0] += 1.0  # the new workers' start-up
+        elif n < 5:
+            now[0] += 1.0  # lazy initialisation in the run's first steps
+        depth = config.prefetch_depth
+        buffered = switched is False and 0 < meter._segment_step <= depth
+        wait, work = steady[config.num_workers]
+        now[0] += 0.0 if buffered else wait
+        step = meter.handed_out()
+        now[0] += work  # the loop's own work is the same, buffered batch or not
+        switched = climb.observe(step) is not None
+    start = climb.measured[LoaderConfig()]
+    assert start.n == 1 and abs(start.mean - 10.0) < 1e-9
+    w5 = next(m for c, m in climb.measured.items() if c.num_workers == 5)
+    assert w5.n >= 1 and abs(w5.mean - 50.0) < 1e-9
+    assert abs(start.wait_share - 0.8) < 1e-9
