@@ -63,7 +63,8 @@ def run(
                                             " passes it (repeatable): num_workers, prefetch_factor,"
                                             " persistent_workers, pin_memory"),
     max_explore_share: Optional[float] = typer.Option(
-        None, "--max-explore-share", help="the most of the first epoch's steps spent exploring"),
+        None, "--max-explore-share", help="the most time exploring may lose against the best so"
+        " far, as a share of the first epoch's time"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""
