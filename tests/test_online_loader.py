@@ -201,3 +201,28 @@ def test_a_switch_start_up_is_in_the_wait_and_the_exploration():
     meter, ledger = loader._session.meter, loader._session.ledger
     assert meter.startup_s >= 0.2 and meter.wait_s >= meter.startup_s  # inside the wait
     assert ledger.explore_steps == 6 and ledger.explore_s >= 0.2
+
+
+def test_close_stops_the_workers_and_ends_the_epoch_in_progress():
+    import multiprocessing
+
+    loader = autotune.DataLoader(Indices(40), batch_size=2, num_workers=2, persistent_workers=True,
+                                 online={"enabled": False})
+    running = iter(loader)
+    next(running)
+    assert multiprocessing.active_children()
+    loader.close()
+    assert not multiprocessing.active_children()
+    with pytest.raises(StopIteration):
+        next(running)
+    assert sorted(i for batch in as_lists(loader) for i in batch) == list(range(40))
+    loader.close()  # the persistent configuration's kept workers go too
+    assert not multiprocessing.active_children()
+
+
+def test_exploration_ended_at_is_the_first_step_after_exploring():
+    loader = _tuned()
+    assert loader.tuner_state.exploration_ended_at is None
+    list(loader)
+    state = loader.tuner_state
+    assert state.exploration_ended_at == state.exploration_steps > 0
