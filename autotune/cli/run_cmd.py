@@ -64,7 +64,7 @@ def run(
                                             " persistent_workers, pin_memory"),
     max_explore_share: Optional[float] = typer.Option(
         None, "--max-explore-share", help="the most time exploring may lose against the best so"
-        " far, as a share of the first epoch's time"),
+        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""

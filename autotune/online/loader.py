@@ -183,7 +183,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             epoch_steps = None
         settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=usable_cpus().count,
                                  cuda=self._cuda(), bound_share=opts.max_explore_share,
-                                 assumed_epoch_steps=opts.max_explore_steps,
+                                 min_horizon_steps=opts.max_explore_steps,
                                  max_workers=opts.max_workers,
                                  window_steps=opts.window_steps, warmup_steps=opts.warmup_steps,
                                  min_windows=opts.min_windows,

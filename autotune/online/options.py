@@ -23,10 +23,11 @@ class OnlineOptions(BaseModel):
     fixed: tuple[str, ...] = ()
     results_dir: Path | None = Path("results")  # None: nothing is written at exit
     name: str | None = None  # names the run folder; default: the dataset's class
-    # The exploration bound: exploring may lose this share of the first epoch's time against
+    # The exploration bound: exploring may lose this share of the horizon's time (below) against
     # the best configuration measured so far (at that best's rate).
-    max_explore_share: float = Field(0.25, gt=0, le=1)
-    # Where the sampler has no length: the epoch length, in steps, that bound assumes.
+    max_explore_share: float = Field(0.1, gt=0, le=1)
+    # The least horizon in steps: exploring spans the first epoch, or as many epochs as make up
+    # this many steps where they are shorter (or have no length).
     max_explore_steps: int = Field(600, ge=1)
     # The most workers tried (default: 4 per usable CPU, at most 32).
     max_workers: int | None = Field(None, ge=0)

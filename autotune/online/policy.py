@@ -18,9 +18,10 @@ Verdicts are search/choose.py's statistics over windows of the loop's own steps 
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
 (two standard errors of the difference, at least 1%), tied once the band is down to 2% or after
 the most windows. Exploring stops when the plan is done (the choice is then sound by the measured
-noise), at the first epoch's end, or at the exploration bound: the time exploring lost against
-the best configuration measured so far reaches a share of the first epoch's time at that best's
-rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
+noise), at the end of the epoch that completes the horizon (the first epoch, or as many as make
+up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
+lost against the best configuration measured so far reaches a share of the horizon's time at that
+best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
 prediction needs it) but in the reported cost.
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
@@ -58,7 +59,7 @@ class Verdict(StrEnum):
 class StopReason(StrEnum):
     RESOLVED = "resolved within the measured noise"
     BOUND = "exploration bound reached"
-    EPOCH_END = "first epoch ended"
+    EPOCH_END = "exploring epochs ended"
     NOTHING = "nothing to tune"
 
 
@@ -93,9 +94,11 @@ class ClimbSettings:
     usable_cpus: int
     cuda: bool
     # The exploration bound: the time lost against the best so far may reach this share of the
-    # first epoch's time at the best's rate (of `assumed_epoch_steps` where there is no length).
-    bound_share: float = 0.25
-    assumed_epoch_steps: int = 600
+    # horizon's time at the best's rate.
+    bound_share: float = 0.1
+    # The least horizon, in steps: a training whose epochs are shorter (or have no length) runs
+    # several, and exploring goes on through the epochs that make up this many steps.
+    min_horizon_steps: int = 600
     max_workers: int | None = None  # None: max_workers_for(usable_cpus)
     window_steps: int = 8
     # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
@@ -104,8 +107,9 @@ class ClimbSettings:
     max_windows: int = 6
 
     @property
-    def bound_epoch_steps(self) -> int:
-        return self.epoch_steps if self.epoch_steps is not None else self.assumed_epoch_steps
+    def horizon_steps(self) -> int:
+        """The steps exploring may span (whole epochs) and its bound is a share of."""
+        return max(self.epoch_steps or 0, self.min_horizon_steps)
 
     @property
     def top_workers(self) -> int:
@@ -191,7 +195,14 @@ class HillClimb:
         return None if config == running else config  # measured again where it runs: no switch
 
     def epoch_ended(self) -> LoaderConfig | None:
-        return self._stop(StopReason.EPOCH_END) if self.exploring else None
+        """Exploring stops at the end of the epoch that completes the horizon (the first one,
+        unless epochs are short); otherwise the next epoch goes on with the same candidate."""
+        if not self.exploring:
+            return None
+        if self.steps >= self.settings.horizon_steps:
+            return self._stop(StopReason.EPOCH_END)
+        self.measured[self.current].resumed()  # a window is not made of two epochs' steps
+        return None
 
     def _judge(self, m: Measurement) -> Verdict:
         """Whether the running request is measured enough, and how it compares."""
@@ -205,7 +216,7 @@ class HillClimb:
         if not self.best.mean:
             return False
         best_step_s = 1 / self.best.mean
-        allowed = self.settings.bound_share * self.settings.bound_epoch_steps * best_step_s
+        allowed = self.settings.bound_share * self.settings.horizon_steps * best_step_s
         return self.bounded.cost_s(best_step_s) >= allowed
 
     def _measure(self, request: Request) -> LoaderConfig:
