@@ -184,3 +184,21 @@ def test_pin_memory_tried_only_with_cuda():
     assert not any(m.config.pin_memory for m in cpu.measured.values())
     assert any(m.config.pin_memory for m in cuda.measured.values())
     assert not cuda.current.pin_memory  # no faster: the cheaper, unpinned, wins the tie
+
+
+def test_persistence_alone_switches_nothing_mid_epoch():
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=1000))
+    loop = _fed_from(1, Loop(startup_s=0.5))
+    switches = []
+    original = climb.observe
+
+    def observe(step):
+        out = original(step)
+        if out is not None:
+            switches.append(out)
+        return out
+
+    climb.observe = observe
+    loop.run(climb)
+    assert climb.current.persistent_workers  # the next epoch starts it persistent
+    assert not switches[-1].persistent_workers  # no restart of the same workers to get there

@@ -234,10 +234,11 @@ class HillClimb:
         self.exploring = False
         self.stop_reason = reason
         chosen = self._persistence(self.best.config)
-        if chosen == self.current:
-            return None
+        running = self.current
         self.current = chosen
-        return chosen
+        # Persistence alone acts at the next epoch's start: no workers restart for it now.
+        same = replace(chosen, persistent_workers=running.persistent_workers) == running
+        return None if same else chosen
 
     # -- the statistics ---------------------------------------------------------------------
 
