@@ -32,6 +32,7 @@ class Context:
     max_workers: int | None = None
     ceilings: KnownCeilings = field(default_factory=KnownCeilings)
     target_rate: float | None = None  # the simulated accelerator's rate: a device ceiling by construction
+    range_stop: str | None = None  # why the search's worker range stopped at max_workers
 
     @property
     def device_ceiling(self) -> float | None:
