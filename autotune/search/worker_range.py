@@ -3,8 +3,8 @@
 The search starts at 4 x usable CPUs (space.py). Workers that wait on storage sleep, so a
 storage-bound loader can gain from more of them than that. When the search would end, the range
 grows by half (the new points measured first) while:
-  - the best configuration sits at the top of the range (its top quarter): the rate was still
-    rising there;
+  - the best configuration sits at the top of the range (its top quarter) and no larger pool
+    measured clearly below it: the rate was still rising there;
   - it is input-bound and the CPUs are not saturated: the workers wait rather than compute;
   - the larger pool fits the RAM budget and /dev/shm (guard.py);
   - the new top stays within --max-workers, else within HARD_LIMIT.
@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass, replace
 
 from autotune.diagnosis import Context, diagnose
-from autotune.search.choose import pick_best
+from autotune.diagnosis.effects import best_rate_by_workers
+from autotune.search.choose import TARGET, pick_best
 from autotune.search.guard import MemoryGuard
 from autotune.search.trial import TrialRecord
 from autotune.space.config import LoaderConfig
@@ -29,6 +30,7 @@ from autotune.telemetry.host import tree_memory_mib
 HARD_LIMIT = 64
 GROWTH = 1.5  # the next top, as a multiple of the current one
 TOP_SHARE = 0.25  # the best within this top share of the range counts as at the top
+FALLEN = TARGET  # more workers measured this much below the best: the rate has peaked
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,12 @@ def decide_growth(trials: list[TrialRecord], top: int, limit: int, explicit: boo
     w = best.config.num_workers
     if not at_top(w, top):
         return Decision(None, f"the best has {w} workers, below the range's top of {top}")
+    fallen = {n: r for n, r in best_rate_by_workers(trials).items()
+              if n > w and r < (1 - FALLEN) * best.samples_per_s}
+    if fallen:
+        more = max(fallen)
+        return Decision(None, f"the rate fell past the best's {w} workers ({more} workers:"
+                              f" {fallen[more]:.0f} against {best.samples_per_s:.0f} samples/s)")
     verdict = diagnose(best.result, context).verdict
     if verdict.bottleneck != "input":
         return Decision(None, f"the best ({best.config.label()}) is {verdict.bottleneck}-bound:"
