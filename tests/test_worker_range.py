@@ -4,7 +4,10 @@ memory allows, and says why it stopped where it did."""
 from __future__ import annotations
 
 import autotune.search.worker_range as worker_range
+from autotune.bench.grid import coverage, grid_configs
+from autotune.bench.workloads import BENCH_WORKLOADS
 from autotune.diagnosis import Context
+from autotune.recipe.model import Measured
 from autotune.search.guard import MemoryGuard
 from autotune.search.stopping import StopRules
 from autotune.search.trial import TrialRecord, TrialStatus
@@ -45,7 +48,7 @@ def test_a_waiting_best_at_the_top_grows_the_range_by_half_and_is_measured_there
     trials += [_trial(2, 10, 1000), _trial(3, 12, 950)]
     assert workers.grow(trials, ROOMY, CONTEXT) == []  # peaked at 10: 12 measured lower
     assert workers.stop == "the rate fell past the best's 10 workers (12 workers: 950 against 1000 samples/s)"
-    assert "0-12 workers (grown from 0-8)" in workers.summary()
+    assert workers.grown_from == 8
     trials += [_trial(4, 7, 1100)]
     assert decide_growth(trials, 12, HARD_LIMIT, False, ROOMY, CONTEXT).why == \
         "the best has 7 workers, below the range's top of 12"
@@ -99,3 +102,23 @@ def test_new_seeds_run_before_patience_counts_again():
     assert rules.reason() is None  # both were seeds
     rules.update(_trial(4, 11, 450))
     assert rules.reason() == "no gain in 1 trials"
+
+
+def test_the_recipe_says_where_the_range_ended_and_from_where_it_grew():
+    m = Measured(samples_per_s=1.0, baseline_samples_per_s=1.0, speedup=1.0, max_workers_searched=12,
+                 worker_range_grown_from=8, worker_range_stop="the search ended first (budget)")
+    assert m.range_note() == ("Worker range searched: 0-12 (grown from 0-8); it stopped there:"
+                              " the search ended first (budget).")
+    assert Measured(samples_per_s=1.0, baseline_samples_per_s=1.0, speedup=1.0).range_note() is None
+
+
+def test_the_deep_storage_bench_grid_reaches_past_the_starting_range():
+    [deep] = [w for w in BENCH_WORKLOADS if w.key == "deep-storage"]
+    space = SearchSpace(max_workers=max(deep.grid_workers), cuda=False, channels_last_ok=False)
+    configs = grid_configs(space, deep.held_off("cpu"), deep.grid_workers)
+    assert sorted({c.num_workers for c in configs}) == list(deep.grid_workers)
+    assert max(deep.grid_workers) > 4 * 2  # above 4 x CPUs on the 2-CPU bench machine
+    assert "at 0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20 workers" in coverage(space, deep.held_off("cpu"),
+                                                                        deep.grid_workers)
+    [short] = [w for w in BENCH_WORKLOADS if w.key == "short-epochs"]
+    assert "persistent_workers" not in short.held_off("cpu")  # the knob its epochs hinge on

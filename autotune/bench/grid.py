@@ -21,16 +21,21 @@ from autotune.workload.base import Workload
 QUICK_OFF = ("persistent_workers", "channels_last")
 
 
-def grid_configs(space: SearchSpace, off: tuple[str, ...] = ()) -> list[LoaderConfig]:
-    """Every valid point of the tuner's space, except those with a knob of `off` away from its
-    default."""
+def grid_configs(space: SearchSpace, off: tuple[str, ...] = (),
+                 workers: tuple[int, ...] = ()) -> list[LoaderConfig]:
+    """Every valid point of the tuner's space (at the `workers` counts where given), except those
+    with a knob of `off` away from its default. Each point is one burst, whose rate is over
+    whole epochs (burst/epoch.py): the grid crosses epoch boundaries as training does."""
     held = [BY_NAME[name] for name in off]
-    return [c for c in space.grid() if all(getattr(c, k.name) == k.default for k in held)]
+    return [c for c in space.grid(list(workers) or None)
+            if all(getattr(c, k.name) == k.default for k in held)]
 
 
-def coverage(space: SearchSpace, off: tuple[str, ...]) -> str:
+def coverage(space: SearchSpace, off: tuple[str, ...], workers: tuple[int, ...] = ()) -> str:
     """What the grid covers, in words, for the report."""
     whole = "every valid point of the tuner's space"
+    if workers:
+        whole += f" at {', '.join(map(str, workers))} workers"
     held = [name for name in off if space.searches(name)]
     return whole if not held else f"{whole} with {' and '.join(held)} off"
 

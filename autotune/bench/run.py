@@ -6,7 +6,7 @@ burst runner) to check the rate each recipe recorded."""
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Callable
 
 import torch
@@ -89,8 +89,13 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
     guard = MemoryGuard(ram_budget, batch_mib(batch))
     del batch
     off = held_off(bw, opts, device.type)
-    covers = coverage(space, off)
-    configs = grid_configs(space, off)
+    # The tuner's range may grow past its start (search/worker_range.py): the grid goes as far
+    # as the workload asks, within --max-workers.
+    counts = tuple(w for w in bw.grid_workers if opts.max_workers is None or w <= opts.max_workers)
+    if counts:
+        space = replace(space, max_workers=max(space.max_workers, *counts))
+    covers = coverage(space, off, counts)
+    configs = grid_configs(space, off, counts)
     # Exhaustive: nothing of the tuner's space held off (a knob that cannot apply here holds
     # nothing off: channels_last on non-image batches).
     exhaustive = len(configs) == sum(1 for _ in space.grid())

@@ -109,6 +109,7 @@ class Measured(BaseModel):
     epoch_samples: int | None = None  # None: the loader has no length, restarts not counted
     # The worker range (search/worker_range.py): its top when the search ended, and why there.
     max_workers_searched: int | None = None
+    worker_range_grown_from: int | None = None  # the top it started at, where it grew
     worker_range_stop: str | None = None
 
     def epoch_note(self) -> str | None:
@@ -130,7 +131,9 @@ class Measured(BaseModel):
         """Where the worker range ended and why; None for a recipe recorded without it."""
         if self.max_workers_searched is None:
             return None
-        return (f"Worker range searched: 0-{self.max_workers_searched}; it stopped there:"
+        grown = (f" (grown from 0-{self.worker_range_grown_from})"
+                 if self.worker_range_grown_from is not None else "")
+        return (f"Worker range searched: 0-{self.max_workers_searched}{grown}; it stopped there:"
                 f" {self.worker_range_stop or 'n/a'}.")
 
     def tie_note(self, label: str) -> str | None:

@@ -132,7 +132,8 @@ class Tuner:
                  target_rate_samples_per_s=self.options.target_rate,
                  ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason,
                  not_searched=self.space.left_out() or None,
-                 max_workers_searched=self.space.max_workers, worker_range_stop=self.workers.stop)
+                 max_workers_searched=self.space.max_workers,
+                 worker_range_grown_from=self.workers.grown_from, worker_range_stop=self.workers.stop)
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,

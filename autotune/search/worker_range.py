@@ -114,8 +114,3 @@ class WorkerRange:
     def ended(self, reason: str) -> None:
         """The search ended on `reason` without asking the range to grow (budget, signal)."""
         self.stop = self.stop or f"the search ended first ({reason})"
-
-    def summary(self) -> str:
-        grown = (f"grown from 0-{self.grown_from}" if self.grown_from is not None
-                 else "not grown")
-        return f"0-{self.space.max_workers} workers ({grown}); stopped there: {self.stop or 'n/a'}"
