@@ -7,6 +7,9 @@ import autotune.search.worker_range as worker_range
 from autotune.bench.grid import coverage, grid_configs
 from autotune.bench.workloads import BENCH_WORKLOADS
 from autotune.diagnosis import Context
+from autotune.probe.ceilings import Ceilings
+from autotune.probe.device import DeviceProbe
+from autotune.probe.loader import LoaderProbe
 from autotune.recipe.model import Measured
 from autotune.search.guard import MemoryGuard
 from autotune.search.stopping import StopRules
@@ -122,3 +125,31 @@ def test_the_deep_storage_bench_grid_reaches_past_the_starting_range():
                                                                         deep.grid_workers)
     [short] = [w for w in BENCH_WORKLOADS if w.key == "short-epochs"]
     assert "persistent_workers" not in short.held_off("cpu")  # the knob its epochs hinge on
+
+
+def _ceilings(device_rate: float, one_worker_rate: float, worker_cores: float) -> Ceilings:
+    c = Ceilings((DeviceProbe(device_rate, False, 10, 1.0, 0.0),), 2)
+    c.add(LoaderProbe(1, one_worker_rate, 1.0, int(one_worker_rate), worker_cores + 0.05, 0.05))
+    return c
+
+
+def test_a_waiting_loader_predicted_past_the_top_starts_the_range_one_past_the_prediction():
+    workers = _range()
+    # One worker sleeping on storage delivers 80/s against a step eating 800/s: 11-12 workers.
+    storage = _ceilings(800, 80, worker_cores=0.05)
+    assert storage.predicted_workers(HARD_LIMIT) > 8
+    workers.follow_prediction(storage, ROOMY)
+    assert workers.space.max_workers == storage.predicted_workers(HARD_LIMIT) + 1
+    assert workers.grown_from == 8
+    capped = _range(limit=10, explicit=True)
+    capped.follow_prediction(_ceilings(800, 80, worker_cores=0.05), ROOMY)
+    assert capped.space.max_workers == 10
+
+
+def test_a_computing_loader_or_a_prediction_within_the_range_leaves_it_alone():
+    cpu_bound = _range()
+    cpu_bound.follow_prediction(_ceilings(800, 80, worker_cores=1.0), ROOMY)  # cores run out at 3
+    assert cpu_bound.space.max_workers == 8 and cpu_bound.grown_from is None
+    near = _range()
+    near.follow_prediction(_ceilings(800, 200, worker_cores=0.05), ROOMY)  # 5 workers
+    assert near.space.max_workers == 8

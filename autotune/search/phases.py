@@ -140,6 +140,9 @@ def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
     """Ask, suggest, measure what the study does not know yet; why the search ended. Without
     `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it. Where it
     would end on its own rules, the worker range may grow first (worker_range.py)."""
+    if ceilings is not None:
+        workers.follow_prediction(ceilings, runner.guard)
+        runner.context = replace(runner.context, max_workers=workers.space.max_workers)
     # Trial 0 is PyTorch's defaults: every report shows the gain over it.
     seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, workers.space) if ceilings else [])
     queue = Queue(ledger, lambda: workers.space, list(seeds))

@@ -9,6 +9,9 @@ grows by half (the new points measured first) while:
   - the larger pool fits the RAM budget and /dev/shm (guard.py);
   - the new top stays within --max-workers, else within HARD_LIMIT.
 Whichever fails is recorded as why the range stopped where it did (`measured.worker_range_stop`).
+Before the search, a probe that predicts more workers than the range holds (a waiting loader:
+the prediction stops where a CPU-bound one would run out of cores) starts it one past the
+prediction, within the same memory and limits, so that the seeds sit where the answer is.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import math
 from dataclasses import dataclass, replace
 
 from autotune.diagnosis import Context, diagnose
+from autotune.probe.ceilings import Ceilings
 from autotune.diagnosis.effects import best_rate_by_workers
 from autotune.search.choose import TARGET, pick_best
 from autotune.search.guard import MemoryGuard
@@ -110,6 +114,17 @@ class WorkerRange:
         best = pick_best(trials)
         middle = (top + 1 + decision.top) // 2
         return [replace(best.config, num_workers=n) for n in dict.fromkeys((middle, decision.top))]
+
+    def follow_prediction(self, ceilings: Ceilings, guard: MemoryGuard) -> None:
+        """Start the range one past the probe's prediction where that lies above its top."""
+        top = self.space.max_workers
+        wanted = min(self.limit, ceilings.predicted_workers(self.limit) + 1)
+        if wanted <= top:
+            return
+        new_top, _ = fitting_top(LoaderConfig(num_workers=top, prefetch_factor=2), top, wanted, guard)
+        if new_top is not None:
+            self.grown_from = top
+            self.space = replace(self.space, max_workers=new_top)
 
     def ended(self, reason: str) -> None:
         """The search ended on `reason` without asking the range to grow (budget, signal)."""
