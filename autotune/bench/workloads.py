@@ -30,7 +30,7 @@ ones stay available with `--workloads` (off by default, to keep the full run's t
 Issue #12 added two, for what a burst alone cannot see:
   short-epochs      each worker pays 2 s to open its files on first use and an epoch is 300 steps:
                     without persistent_workers every epoch pays the start-up again;
-  deep-storage      items wait 8 ms on storage and one in 40 straggles (20x): the best pool is
+  deep-storage      items wait 8 ms on storage and one in 40 straggles (20x), a 22 ms step: the best pool is
                     about 12 workers on 2 CPUs, above the 4 x CPUs the range starts at; its grid
                     reaches 20 workers.
 
@@ -100,7 +100,7 @@ BENCH_WORKLOADS = (
                   "2 s of worker start-up (opening files) and 300-step epochs: persistent workers"
                   " save the start-up every epoch", grid_off=LAYOUT_BLIND),
     # Epochs of 6,250 steps (100 s): persistence cannot matter, and is held off the grid.
-    BenchWorkload("deep-storage", "sim:cpu_ms=0.1,io_ms=8,step_ms=16,batch=16,length=100000,"
+    BenchWorkload("deep-storage", "sim:cpu_ms=0.1,io_ms=8,step_ms=22,batch=16,length=100000,"
                   "straggle_every=40,straggle_x=20",
                   "8 ms storage latency, one item in 40 straggling 20x: about 12 workers on 2 CPUs,"
                   " above the range the search starts with",

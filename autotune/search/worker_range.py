@@ -5,7 +5,8 @@ storage-bound loader can gain from more of them than that. When the search would
 grows by half (the new points measured first) while:
   - the best configuration sits at the top of the range (its top quarter) and no larger pool
     measured clearly below it: the rate was still rising there;
-  - it is input-bound and the CPUs are not saturated: the workers wait rather than compute;
+  - the step still waits for data (at least NEGLIGIBLE_WAIT_PCT of it) and the CPUs are not
+    saturated: the workers wait rather than compute;
   - the larger pool fits the RAM budget and /dev/shm (guard.py);
   - the new top stays within --max-workers, else within HARD_LIMIT.
 Whichever fails is recorded as why the range stopped where it did (`measured.worker_range_stop`).
@@ -20,9 +21,10 @@ import math
 from dataclasses import dataclass, replace
 
 from autotune.diagnosis import Context, diagnose
+from autotune.diagnosis.advice import NEGLIGIBLE_WAIT_PCT
 from autotune.probe.ceilings import Ceilings
 from autotune.diagnosis.effects import best_rate_by_workers
-from autotune.search.choose import TARGET, pick_best
+from autotune.search.choose import pick_best
 from autotune.search.guard import MemoryGuard
 from autotune.search.trial import TrialRecord
 from autotune.space.config import LoaderConfig
@@ -34,7 +36,9 @@ from autotune.telemetry.host import tree_memory_mib
 HARD_LIMIT = 64
 GROWTH = 1.5  # the next top, as a multiple of the current one
 TOP_SHARE = 0.25  # the best within this top share of the range counts as at the top
-FALLEN = TARGET  # more workers measured this much below the best: the rate has peaked
+# More workers measured this much below the best: the rate has peaked. Beyond one burst's noise
+# on a busy 2-CPU machine (up to ~5%): a single unlucky burst of a larger pool must not end it.
+FALLEN = 0.05
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,10 @@ def decide_growth(trials: list[TrialRecord], top: int, limit: int, explicit: boo
         return Decision(None, f"the rate fell past the best's {w} workers ({more} workers:"
                               f" {fallen[more]:.0f} against {best.samples_per_s:.0f} samples/s)")
     verdict = diagnose(best.result, context).verdict
-    if verdict.bottleneck != "input":
-        return Decision(None, f"the best ({best.config.label()}) is {verdict.bottleneck}-bound:"
-                              " more workers cannot raise it")
+    wait_pct = verdict.evidence.split.wait_pct
+    if wait_pct < NEGLIGIBLE_WAIT_PCT:
+        return Decision(None, f"the best ({best.config.label()}) waits for data {wait_pct:.0f}% of"
+                              f" the step ({verdict.bottleneck}-bound): more workers cannot raise it")
     if verdict.evidence.cpu_saturated:
         return Decision(None, f"the workers compute, not wait: CPU {verdict.evidence.host_cpu_pct:.0f}%"
                               f" of {context.usable_cpus} usable CPUs at {w} workers")
