@@ -191,7 +191,8 @@ def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfi
     config = done.config
     if not done.ok or config.num_workers == 0 or config.persistent_workers:
         return None
-    if done.result.restart_share < MATTERS_SHARE or pick_best(trials) is not done:
+    best = pick_best(trials)  # compared by configuration: a shared study's records are copies
+    if done.result.restart_share < MATTERS_SHARE or best is None or best.config != config:
         return None
     return replace(config, persistent_workers=True)
 
@@ -199,6 +200,7 @@ def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfi
 def _grown(runner: TrialRunner, queue: Queue, workers: WorkerRange, rules: StopRules) -> bool:
     """Grow the worker range where it should (its new points first, patience restarted)."""
     if not runner.budget.search_fits():
+        workers.ended("budget")
         return False
     fresh = workers.grow(runner.all_trials(), runner.guard, runner.context)
     if not fresh:
