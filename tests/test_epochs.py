@@ -3,8 +3,10 @@ persistent refill, the simulated start-up cost and the advice on persistent_work
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 
+import optuna
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
@@ -17,9 +19,11 @@ from autotune.diagnosis.epochs import epoch_advice
 from autotune.errors import WorkloadError
 from autotune.recipe.build import measured_block
 from autotune.recipe.model import Measured
-from autotune.search.phases import persistent_twin
+from autotune.search.ledger import StudyLedger
+from autotune.search.phases import Queue, persistent_twin
 from autotune.search.trial import TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
+from autotune.space.space import SearchSpace
 from autotune.workload.simulated import SimSpec, SimulatedDataset
 from fakes import burst
 from timing_fakes import FakeClock
@@ -168,3 +172,20 @@ def test_a_costly_restart_of_the_best_so_far_has_its_persistent_twin_measured_ne
     assert persistent_twin(costly, [costly, better]) is None  # not the best: the sampler decides
     already = _with_restart(PERSIST, 1580.0, 2.0)
     assert persistent_twin(already, [already]) is None
+
+
+def test_a_twin_put_first_is_measured_before_the_remaining_seeds():
+    study = optuna.create_study()
+    space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=False)
+    seeds = [LoaderConfig(), NP, replace(NP, num_workers=5)]
+    queue = Queue(StudyLedger(study, nullcontext()), lambda: space, seeds)
+
+    def next_config() -> LoaderConfig:
+        queue.feed()
+        return space.suggest(study.ask())
+
+    assert next_config() == LoaderConfig()
+    assert next_config() == NP
+    queue.first([PERSIST])
+    assert next_config() == PERSIST
+    assert next_config() == replace(NP, num_workers=5)
