@@ -137,9 +137,10 @@ class SimSpec:
         """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096,open_ms=0,
         straggle_every=0,straggle_x=1' (any subset)."""
         spec = parse_params(cls, text, "sim")
-        if spec.length < 1 or spec.batch < 1 or spec.straggle_every < 0 or spec.straggle_x < 1:
-            raise WorkloadError(f"bad sim parameters {text!r}: length and batch must be positive,"
-                                " straggle_every >= 0 and straggle_x >= 1")
+        # length and batch are the Workload's to check, with the message every workload gets.
+        if spec.straggle_every < 0 or spec.straggle_x < 1:
+            raise WorkloadError(f"bad sim parameters {text!r}: straggle_every must be >= 0 and"
+                                " straggle_x >= 1")
         return spec
 
     def extras(self) -> dict[str, float]:
