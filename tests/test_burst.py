@@ -1,5 +1,4 @@
 import pytest
-import torch
 
 from autotune.burst import runner
 from autotune.burst.runner import BurstSettings, run_burst

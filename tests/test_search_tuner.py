@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from autotune import environment
@@ -18,11 +20,15 @@ def test_first_trials_are_the_defaults_then_the_probe_seeds():
     result = tune(w, budget_s=30, max_trials=4, max_workers=8, results_dir=None)
     search = [t for t in result.trials if t.phase == Phase.SEARCH]
     assert search[0].config == PYTORCH_DEFAULTS
-    seeds = [t.config for t in search[1:]]
+    # A seed whose epoch restart costs a real share of this short epoch (256 batches) has its
+    # persistent twin measured next, ahead of the other seeds.
+    seeds = [t.config for t in search[1:] if not t.config.persistent_workers]
+    twins = [t.config for t in search[1:] if t.config.persistent_workers]
+    assert all(replace(c, persistent_workers=False) in seeds for c in twins)
     workers = [c.num_workers for c in seeds]
     # One fewer than predicted, the prediction, one more: cheapest first, all of them.
-    assert len(seeds) == 3 and workers == list(range(workers[0], workers[0] + 3))
-    assert all(c.prefetch_factor == 2 and not c.persistent_workers for c in seeds)
+    assert len(seeds) >= 3 - len(twins) and workers == list(range(workers[0], workers[0] + len(seeds)))
+    assert all(c.prefetch_factor == 2 for c in seeds)
     # One worker delivers at most 250/s (4 ms per item) against a step eating 800/s: a margin of
     # 3x, so more than one whatever the noise (the count itself follows from the probes' rates,
     # checked on given numbers in test_search_probes).

@@ -7,7 +7,6 @@ import json
 import pytest
 import torch
 from stage_fakes import AddOne, BatchedItems, Double, TensorItems
-from torch.utils.data import default_collate
 
 from autotune.burst.teardown import release_loader
 from autotune.diagnosis.stage_advice import dominant_line, stage_record, with_stages

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 import torch
@@ -23,16 +23,21 @@ from autotune.workload.base import Workload
 QUICK_OFF = ("persistent_workers", "channels_last")
 
 
-def grid_configs(space: SearchSpace, off: tuple[str, ...] = ()) -> list[LoaderConfig]:
-    """Every valid point of the tuner's space, except those with a knob of `off` away from its
-    default."""
+def grid_configs(space: SearchSpace, off: tuple[str, ...] = (),
+                 workers: tuple[int, ...] = ()) -> list[LoaderConfig]:
+    """Every valid point of the tuner's space (at the `workers` counts where given), except those
+    with a knob of `off` away from its default. Each point is one burst, whose rate is over
+    whole epochs (burst/epoch.py): the grid crosses epoch boundaries as training does."""
     held = [BY_NAME[name] for name in off]
-    return [c for c in space.grid() if all(getattr(c, k.name) == k.default for k in held)]
+    return [c for c in space.grid(list(workers) or None)
+            if all(getattr(c, k.name) == k.default for k in held)]
 
 
-def coverage(space: SearchSpace, off: tuple[str, ...]) -> str:
+def coverage(space: SearchSpace, off: tuple[str, ...], workers: tuple[int, ...] = ()) -> str:
     """What the grid covers, in words, for the report."""
     whole = "every valid point of the tuner's space"
+    if workers:
+        whole += f" at {', '.join(map(str, workers))} workers"
     held = [name for name in off if space.searches(name)]
     return whole if not held else f"{whole} with {' and '.join(held)} off"
 
@@ -86,15 +91,21 @@ class GridSearch:
 
 def search_grid(key: str, workload: Workload, device: torch.device, off: tuple[str, ...], *,
                 max_workers: int | None, ram_budget_mib: float, usable_cpus: int,
-                log: Callable[[str], None]) -> GridSearch:
-    """The tuner's space for `workload`, every point of it but those with a knob of `off` on,
-    each measured once with the tuner's own trial settings."""
+                log: Callable[[str], None], workers: tuple[int, ...] = ()) -> GridSearch:
+    """The tuner's space for `workload`, every point of it but those with a knob of `off` on
+    (at the `workers` counts where given), each measured once with the tuner's own trial
+    settings."""
     batch = probe_batch(workload)
     space = build_space(batch, device, max_workers)
     guard = MemoryGuard(ram_budget_mib, batch_mib(batch))
     del batch
-    covers = coverage(space, off)
-    configs = grid_configs(space, off)
+    # The tuner's range may grow past its start (search/worker_range.py): the grid goes as far
+    # as the workload asks, within --max-workers.
+    counts = tuple(w for w in workers if max_workers is None or w <= max_workers)
+    if counts:
+        space = replace(space, max_workers=max(space.max_workers, *counts))
+    covers = coverage(space, off, counts)
+    configs = grid_configs(space, off, counts)
     # A knob that cannot apply here holds nothing off: channels_last on non-image batches.
     exhaustive = len(configs) == sum(1 for _ in space.grid())
     log(f"[{key}] grid: {len(configs)} points ({covers}) ...")

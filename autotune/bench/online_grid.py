@@ -88,6 +88,6 @@ def ideal_config(bw: BenchWorkload, workload: Workload, device: torch.device, gr
     log(f"[{bw.key}] {grid_from} has no grid best for it: running the grid")
     search = search_grid(bw.key, workload, device, bw.held_off(device.type), max_workers=max_workers,
                          ram_budget_mib=default_ram_budget_mib(), usable_cpus=usable_cpus().count,
-                         log=log)
+                         log=log, workers=bw.grid_workers)
     return Ideal(search.best, f"grid run here ({len(search.run.points)} points, {search.covers},"
                               f" {search.run.elapsed_s:.0f}s)")

@@ -84,7 +84,7 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
 
     search = search_grid(bw.key, workload, device, held_off(bw, opts, device.type),
                          max_workers=opts.max_workers, ram_budget_mib=ram_budget, usable_cpus=cpus,
-                         log=log)
+                         log=log, workers=bw.grid_workers)
     grid = search.run
 
     roles = default_roles(tunings, grid, heuristic(search.space, cpus))

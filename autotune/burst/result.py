@@ -35,6 +35,24 @@ class BurstResult:
     # counts their change. None where the loader's state cannot be read.
     backlog_start: int | None = None
     backlog_end: int | None = None
+    # Epoch accounting (epoch.py): `samples_per_s` is the rate over whole epochs of this
+    # workload; the window's own rate, with any boundary it crossed taken out, is the steady one.
+    steady_samples_per_s: float | None = None  # None: recorded before epochs were counted
+    first_batch_s: float | None = None  # iter() to an epoch's first batch (fresh pool or refill)
+    restart_cost_s: float = 0.0  # what one epoch boundary costs over a steady step
+    epoch_samples: int | None = None  # None: the loader has no length
+    window_epochs: int = 0  # epoch boundaries the timed window crossed
+
+    @property
+    def steady_rate(self) -> float:
+        return self.samples_per_s if self.steady_samples_per_s is None else self.steady_samples_per_s
+
+    @property
+    def restart_share(self) -> float:
+        """Share of an epoch's time its restart costs (0 where the length is unknown)."""
+        if not self.epoch_samples or self.samples_per_s <= 0:
+            return 0.0
+        return self.restart_cost_s / (self.epoch_samples / self.samples_per_s)
 
     @property
     def step_s(self) -> float:

@@ -12,6 +12,9 @@ Timeline of a burst:
              of finished batches is back where it started and its two halves agree (steady), at
              most `max_seconds`; its rate is what the loader produced in it: consumed samples
              plus the backlog's change (window.py, backlog.py);
+  restart    what an epoch boundary costs: the start-up above for a non-persistent pool (each
+             epoch starts fresh workers), one re-iteration of the idle pool for a persistent one;
+             the rate recorded is the one sustained over whole epochs (epoch.py);
   teardown   workers are shut down so the next burst starts clean; after a failure (a worker that
              raised, was killed or hung) they are killed, so none is left behind.
 
@@ -28,6 +31,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from autotune.burst.backlog import ready_batches
+from autotune.burst.epoch import EpochLength, epoch_cost, epoch_length
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
@@ -44,6 +48,8 @@ from autotune.workload.base import Workload
 
 # A pull that takes this long found the buffer empty: the workers are now the ones being waited on.
 DRAINED_PULL_S = 0.002
+# How often the restart measurement checks whether the pool has finished the tasks in flight.
+IDLE_POLL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,26 @@ def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
         run_step(next(batches))
 
 
+def persistent_pool(loader: Any) -> bool:
+    return bool(getattr(loader, "persistent_workers", False)) and getattr(loader, "num_workers", 0) > 0
+
+
+def refill_s(loader: Any, limit_s: float) -> float:
+    """A persistent pool's epoch restart: once the tasks in flight are done (at a real epoch end
+    nothing is outstanding, so the refill starts from idle workers, at most `limit_s` waited for),
+    iter() on the loader again and the seconds to its first batch."""
+    iterator = getattr(loader, "_iterator", None)
+    deadline = time.perf_counter() + limit_s
+    while time.perf_counter() < deadline:
+        ready, outstanding = ready_batches(iterator), getattr(iterator, "_tasks_outstanding", None)
+        if ready is None or outstanding is None or ready >= outstanding:
+            break
+        time.sleep(IDLE_POLL_S)
+    t0 = time.perf_counter()
+    next(iter(loader))
+    return time.perf_counter() - t0
+
+
 def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
     """For a loader measured alone (no step): pull ready batches without stepping until a pull
     has to wait, at most `depth` of them."""
@@ -135,14 +161,21 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
         with no_strays():
             loader = workload.make_loader(config, **timeout)
             feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
-            batches = endless_batches(feed)
+            epochs = Epochs(feed)
+            batches = iter(epochs)
             samplers: list[Any] = []
             failed = True
             try:
                 with time_limit(settings.time_limit_s):
                     result = _measure(workload, config, batches, lambda: ready_batches(feed.iterator),
                                       clock, phase, settings, usable_cpus, gpu_sampler, on_progress,
-                                      samplers, t_begin)
+                                      samplers, t_begin, lambda: epochs.epochs)
+                    # No pool, no restart: the main process loads the next epoch's first batch
+                    # as any other (its one-time start-up, e.g. opening files, is not repeated).
+                    first_batch = (0.0 if config.num_workers == 0 else
+                                   refill_s(loader, settings.max_seconds / 2)
+                                   if persistent_pool(loader) else result.startup_s)
+                    result = with_epochs(result, first_batch, epoch_length(loader, workload.batch_size))
                 failed = False
             finally:
                 # Workers first: a failure may have come from them, and nothing below may stop
@@ -158,10 +191,20 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
     return replace(result, duration_s=time.perf_counter() - t_begin)
 
 
+def with_epochs(result: BurstResult, first_batch_s: float, length: EpochLength) -> BurstResult:
+    """The window's result as a rate over whole epochs, with what an epoch boundary costs."""
+    cost = epoch_cost(result.samples_per_s, result.window_s, result.window_epochs, first_batch_s,
+                      max(1, round(result.samples / max(1, result.steps))), length)
+    return replace(result, samples_per_s=cost.samples_per_s,
+                   steady_samples_per_s=cost.steady_samples_per_s, first_batch_s=first_batch_s,
+                   restart_cost_s=cost.restart_cost_s, epoch_samples=length.samples)
+
+
 def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
              backlog: Callable[[], int | None], clock: PhaseClock, phase: PhaseHook,
              settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
-             on_progress: ProgressHook | None, running: list[Any], t_begin: float) -> BurstResult:
+             on_progress: ProgressHook | None, running: list[Any], t_begin: float,
+             epochs_begun: Callable[[], int]) -> BurstResult:
     clock.recording = False
     def run_step(batch: Any) -> None:
         with phase("compute"):
@@ -187,6 +230,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
+    epochs_before = epochs_begun()
     marks = [Mark(t_window, 0, backlog(), 0.0)]
     samples = steps = 0
     last_report = t_window
@@ -226,4 +270,5 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         host=host_stats, gpu=gpu_stats,
         device_busy_s=accelerator.busy_s - busy_start if accelerator is not None else None,
         backlog_start=marks[0].backlog, backlog_end=marks[-1].backlog,
+        window_epochs=epochs_begun() - epochs_before,
     )

@@ -57,7 +57,9 @@ def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[
                 " help; cache decoded samples, lower the decode resolution, or move decode/augment"
                 " to the GPU (DALI, torchvision.io.decode_jpeg on device)"]
     capped = context.max_workers is not None and w >= context.max_workers
-    more = ("the search stopped at its worker cap: raise --max-workers" if capped
+    more = (f"the search's worker range stopped at {w} workers: {context.range_stop}"
+            if capped and context.range_stop else
+            "the search stopped at its worker cap: raise --max-workers" if capped
             else "more workers or a larger prefetch_factor may still help")
     return [f"the loader waits rather than computes ({_cpu_use(e)}, {w} workers){_at_ceiling(e)}:"
             f" items likely wait on storage or locks; {more}"

@@ -34,6 +34,7 @@ class Context:
     ceilings: KnownCeilings = field(default_factory=KnownCeilings)
     target_rate: float | None = None  # the simulated accelerator's rate: a device ceiling by construction
     fetch: FetchProbe | None = None  # one batch fetched in the main process, per item and batched
+    range_stop: str | None = None  # why the search's worker range stopped at max_workers
 
     @property
     def device_ceiling(self) -> float | None:

@@ -39,6 +39,11 @@ def measured_block(best: BurstResult, baseline: BurstResult | None, *,
         "peak_rss_mib": round(best.host.peak_rss_mib, 1),
         "peak_pss_mib": round(best.host.peak_pss_mib, 1),
         "startup_s": round(best.startup_s, 3),
+        "steady_samples_per_s": round(best.steady_rate, 2),
+        "first_batch_s": None if best.first_batch_s is None else round(best.first_batch_s, 3),
+        "restart_cost_s": round(best.restart_cost_s, 3),
+        "restart_share_pct": round(100 * best.restart_share, 2),
+        "epoch_samples": best.epoch_samples,
         **extra,
     }
 

@@ -135,6 +135,41 @@ class Measured(BaseModel):
     exploration_cost_s: float | None = None
     exploration_cost_pct: float | None = None
     exploration_stop: str | None = None
+    # Epoch accounting (burst/epoch.py): samples_per_s is the rate over whole epochs; these are
+    # the tuned configuration's burst shown in the report (the one closest to the mean).
+    steady_samples_per_s: float | None = None  # within an epoch, its boundary taken out
+    first_batch_s: float | None = None  # iter() to an epoch's first batch: fresh pool or refill
+    restart_cost_s: float | None = None  # one epoch boundary, over a steady step
+    restart_share_pct: float | None = None  # of an epoch's time
+    epoch_samples: int | None = None  # None: the loader has no length, restarts not counted
+    # The worker range (search/worker_range.py): its top when the search ended, and why there.
+    max_workers_searched: int | None = None
+    worker_range_grown_from: int | None = None  # the top it started at, where it grew
+    worker_range_stop: str | None = None
+
+    def epoch_note(self) -> str | None:
+        """One sentence on what epoch boundaries cost the tuned configuration; None for a recipe
+        recorded before epochs were counted."""
+        if self.restart_cost_s is None:
+            return None
+        if not self.epoch_samples:
+            return ("Epochs: the loader has no length, so epoch restarts are not counted: the"
+                    " rates assume epochs far longer than one restart"
+                    f" ({self.restart_cost_s:.2f} s measured).")
+        return (f"Over whole epochs: {self.epoch_samples} samples an epoch at"
+                f" {self.steady_samples_per_s:.1f} samples/s steady, plus"
+                f" {self.restart_cost_s:.2f} s restart cost per epoch ({self.restart_share_pct:.1f}%"
+                f" of the epoch; iter() to first batch {self.first_batch_s:.2f} s); the rates"
+                " count it.")
+
+    def range_note(self) -> str | None:
+        """Where the worker range ended and why; None for a recipe recorded without it."""
+        if self.max_workers_searched is None:
+            return None
+        grown = (f" (grown from 0-{self.worker_range_grown_from})"
+                 if self.worker_range_grown_from is not None else "")
+        return (f"Worker range searched: 0-{self.max_workers_searched}{grown}; it stopped there:"
+                f" {self.worker_range_stop or 'n/a'}.")
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""

@@ -15,10 +15,11 @@ from autotune.space.knobs import KNOBS
 
 NA = "n/a"
 
-MEASURES = ("samples_per_s", "speedup", "data_wait_pct", "copy_pct", "compute_pct", "other_pct",
+MEASURES = ("samples_per_s", "steady_samples_per_s", "restart_s", "speedup", "data_wait_pct", "copy_pct", "compute_pct", "other_pct",
             "bottleneck", "gpu_util_pct", "peak_mem_mib")
 COLUMNS = ("trial", *KNOB_NAMES, *MEASURES, "status")
-HEADERS = {"trial": "#", **{k.name: k.header for k in KNOBS}, "samples_per_s": "samples/s", "speedup": "speedup",
+HEADERS = {"trial": "#", **{k.name: k.header for k in KNOBS}, "samples_per_s": "samples/s",
+           "steady_samples_per_s": "steady/s", "restart_s": "restart s", "speedup": "speedup",
            "data_wait_pct": "wait %", "copy_pct": "copy %", "compute_pct": "compute %",
            "other_pct": "other %", "bottleneck": "bottleneck", "gpu_util_pct": "GPU util %", "peak_mem_mib": "peak PSS MiB",
            "status": "status"}
@@ -43,6 +44,8 @@ def rows(trials: list[TrialRecord], best: TrialRecord | None, baseline: TrialRec
         else:
             split = split_step(r)
             row.update(samples_per_s=round(r.samples_per_s, 1),
+                       steady_samples_per_s=round(r.steady_rate, 1),
+                       restart_s=round(r.restart_cost_s, 2),
                        speedup=round(r.samples_per_s / base, 2) if base else None,
                        data_wait_pct=round(split.wait_pct, 1),
                        copy_pct=None if split.copy_pct is None else round(split.copy_pct, 1),
@@ -68,7 +71,7 @@ STATUS_STYLES = {"best": "bold green", "failed": "red", "skipped": "yellow", "re
 
 # The terminal shows the knobs as one short label (w4 pf2 persist pin ...) and the wait share with
 # the verdict to fit 80 columns; Markdown and CSV keep one column per knob and every share.
-TERMINAL_COLUMNS = ("trial", "config", "samples_per_s", "speedup", "data_wait_pct", "bottleneck",
+TERMINAL_COLUMNS = ("trial", "config", "samples_per_s", "restart_s", "speedup", "data_wait_pct", "bottleneck",
                     "gpu_util_pct", "peak_mem_mib", "status")
 
 

@@ -53,17 +53,23 @@ class StudyLedger:
         self.study = study
         self.lock = lock
 
-    def enqueue_once(self, params: dict[str, Any]) -> None:
+    def enqueue_once(self, params: dict[str, Any]) -> bool:
         """Enqueue a trial unless the study already has it waiting, being measured or measured
-        (PyTorch's defaults: once per study). One asked but never measured, because its tuning
-        was interrupted during that burst, does not count: it is enqueued again."""
+        (PyTorch's defaults: once per study); whether it was enqueued. One asked but never
+        measured, because its tuning was interrupted during that burst, does not count: it is
+        enqueued again."""
         with self.lock:
             for other in self.study.get_trials(deepcopy=False):
                 if other.system_attrs.get("fixed_params") != params:
                     continue
                 if other.state in (TrialState.WAITING, TrialState.RUNNING) or ATTR_CONFIG in other.user_attrs:
-                    return
+                    return False
             self.study.enqueue_trial(params)
+            return True
+
+    def waiting(self) -> bool:
+        """Whether an enqueued trial waits to be handed out."""
+        return any(t.state == TrialState.WAITING for t in self.study.get_trials(deepcopy=False))
 
     def settle(self, trial: optuna.Trial, config: LoaderConfig) -> Known | None:
         """What the study knows of `config`; None when `trial` has claimed it and must measure it."""

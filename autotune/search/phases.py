@@ -7,8 +7,10 @@ stop signal or when the budget runs out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, TypeVar
 
+from autotune.diagnosis.epochs import MATTERS_SHARE
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -22,6 +24,7 @@ from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
 from autotune.search.trial_runner import TrialRunner, tell
+from autotune.search.worker_range import WorkerRange
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -112,20 +115,52 @@ def _fall_back(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace) -> 
     return ledger.enqueue_untaken(space.nearest_first(near), space.params) is not None
 
 
-def search(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace,
+@dataclass
+class Queue:
+    """Points to measure before the sampler's own, handed to the study one at a time so that a
+    point found urgent later (a persistent twin, a grown range) can go first."""
+
+    ledger: StudyLedger
+    space: Callable[[], SearchSpace]
+    configs: list[LoaderConfig] = field(default_factory=list)
+
+    def first(self, configs: list[LoaderConfig]) -> None:
+        self.configs[:0] = configs
+
+    def feed(self) -> None:
+        """Enqueue the next point the study has not taken, unless one waits already."""
+        if self.ledger.waiting():
+            return
+        while self.configs:
+            if self.ledger.enqueue_once(self.space().params(self.configs.pop(0))):
+                return
+
+
+def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
            ceilings: Ceilings | None, max_trials: int | None, early_stop: bool = True) -> str:
     """Ask, suggest, measure what the study does not know yet; why the search ended. Without
-    `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it."""
-    seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, space) if ceilings else [])
-    for config in seeds:  # trial 0 is PyTorch's defaults: every report shows the gain over it
-        ledger.enqueue_once(space.params(config))
+    `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it. Where it
+    would end on its own rules, the worker range may grow first (worker_range.py)."""
+    if ceilings is not None:
+        workers.follow_prediction(ceilings, runner.guard)
+        runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+    # Trial 0 is PyTorch's defaults: every report shows the gain over it.
+    seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, workers.space) if ceilings else [])
+    queue = Queue(ledger, lambda: workers.space, list(seeds))
     rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds))
     for earlier in runner.trials:  # resuming: what was measured before counts
         rules.update(earlier)
     repeats = 0
-    while (reason := _stop_reason(runner, rules if early_stop else None, max_trials)) is None:
+    while True:
+        reason = _stop_reason(runner, rules if early_stop else None, max_trials)
+        if reason is not None:
+            if early_stop and reason == rules.reason() and _grown(runner, queue, workers, rules):
+                continue
+            workers.ended(reason)
+            return reason
+        queue.feed()
         trial = runner.study.ask()
-        config = space.suggest(trial)
+        config = workers.space.suggest(trial)
         if ledger.settle(trial, config) is not None:
             # Measured already (here, before a resume, or by another process) or being measured
             # elsewhere: closed without a record, or its point would weigh twice in the sampler.
@@ -133,15 +168,48 @@ def search(runner: TrialRunner, ledger: StudyLedger, space: SearchSpace,
             repeats += 1
             if repeats >= REPEATS_BEFORE_FALLBACK:
                 repeats = 0
-                if not _fall_back(runner, ledger, space):
+                if not _fall_back(runner, ledger, workers.space) \
+                        and not _grown(runner, queue, workers, rules):
+                    workers.ended(ALL_TAKEN)
                     return ALL_TAKEN
             continue
         repeats = 0
         done = runner.run(config, Phase.SEARCH, trial)
         if done is None:
+            workers.ended(f"stopped by {runner.stop.name}")
             return f"stopped by {runner.stop.name}"
         rules.update(done)
-    return reason
+        twin = persistent_twin(done, runner.all_trials())
+        if twin is not None and workers.space.params(twin).get("persistent_workers"):
+            queue.first([twin])
+            rules.restart(1)
+
+
+def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfig | None:
+    """The same configuration with persistent workers, to measure next, where `done` is the best
+    so far and its epoch restart costs a real share of an epoch: the seeds are not persistent,
+    and the sampler would take many trials to learn that this knob decides the epoch rate."""
+    config = done.config
+    if not done.ok or config.num_workers == 0 or config.persistent_workers:
+        return None
+    best = pick_best(trials)  # compared by configuration: a shared study's records are copies
+    if done.result.restart_share < MATTERS_SHARE or best is None or best.config != config:
+        return None
+    return replace(config, persistent_workers=True)
+
+
+def _grown(runner: TrialRunner, queue: Queue, workers: WorkerRange, rules: StopRules) -> bool:
+    """Grow the worker range where it should (its new points first, patience restarted)."""
+    if not runner.budget.search_fits():
+        workers.ended("budget")
+        return False
+    fresh = workers.grow(runner.all_trials(), runner.guard, runner.context)
+    if not fresh:
+        return False
+    runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+    queue.first(fresh)
+    rules.restart(len(fresh))
+    return True
 
 
 # -- confirm --------------------------------------------------------------------------------

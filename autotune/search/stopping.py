@@ -42,6 +42,11 @@ class StopRules:
             if self.measured > self.seeds:
                 self.since_gain += 1
 
+    def restart(self, seeds: int) -> None:
+        """New seeds were enqueued (the worker range grew): they run before patience counts."""
+        self.seeds = self.measured + seeds
+        self.since_gain = 0
+
     def reason(self) -> str | None:
         # The seeds always run: they are the prediction's neighbourhood, and the cheaper of them
         # may equal a faster one within noise (the choice needs them measured to pick it).

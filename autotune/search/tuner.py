@@ -10,6 +10,7 @@ not re-measured.
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import replace
 from typing import Callable
 
 import optuna
@@ -32,6 +33,7 @@ from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_st
 from autotune.search.study import claim_lock, trials_of
 from autotune.search.trial import TrialRecord
 from autotune.search.trial_runner import Bursts, TrialRunner
+from autotune.search.worker_range import HARD_LIMIT, WorkerRange
 from autotune.space.cpus import usable_cpus
 from autotune.transfer.device_loader import PhaseHook
 from autotune.workload.accelerator import with_target_rate
@@ -75,6 +77,8 @@ class Tuner:
             origin=environment.collect(device, ranks=options.ranks_per_node),
             trials=trials, on_trial=on_trial, shared=options.study_name is not None)
         self.stop_reason = ""  # why the search phase ended
+        self.workers = WorkerRange(self.space, limit=options.max_workers or HARD_LIMIT,
+                                   explicit=options.max_workers is not None)
 
     @property
     def device(self) -> torch.device:
@@ -111,8 +115,11 @@ class Tuner:
         return probe(self.runner, batch, self.space)
 
     def _search(self, ceilings: Ceilings | None) -> None:
-        self.stop_reason = search(self.runner, self.ledger, self.space, ceilings,
+        self.stop_reason = search(self.runner, self.ledger, self.workers, ceilings,
                                   self.options.max_trials, self.options.early_stop)
+        self.space = self.workers.space
+        self.runner.context = replace(self.runner.context, max_workers=self.space.max_workers,
+                                      range_stop=self.workers.stop)
 
     def _result(self) -> TuneResult:
         runner, ceilings = self.runner, self.runner.ceilings
@@ -128,7 +135,9 @@ class Tuner:
                  ceilings=ceilings, stages=stages, tuning_s=round(elapsed, 1),
                  target_rate_samples_per_s=self.options.target_rate,
                  ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason,
-                 not_searched=self.space.left_out() or None)
+                 not_searched=self.space.left_out() or None,
+                 max_workers_searched=self.space.max_workers,
+                 worker_range_grown_from=self.workers.grown_from, worker_range_stop=self.workers.stop)
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,

@@ -4,13 +4,24 @@ Items cost a fixed amount of *CPU time* (a busy loop on the thread's CPU clock, 
 shows as it would for real decoding) and/or *storage latency* (a sleep: the worker waits without
 using a core). The step sleeps, which frees the CPU exactly like an asynchronous GPU kernel; an
 optional `host_ms` of main-thread CPU before it stands for per-step Python and launch overhead.
+
+Every parameter, in one place (SimSpec, `sim:key=value,...`):
+  cpu_ms, io_ms     CPU time and storage latency of one item;
+  step_ms, host_ms  the step's emulated device time and its main-thread CPU before it;
+  batch, shape      batch size and item shape;
+  length            items per epoch (the dataset's length): an epoch is length / batch steps;
+  open_ms           storage latency paid once per process on its first item, as opening a
+                    dataset's files is: a non-persistent pool pays it again every epoch;
+  straggle_every,   one item in `straggle_every` waits `straggle_x` times its io_ms (a slow read);
+  straggle_x        0 (the default) turns stragglers off.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import torch
@@ -55,12 +66,26 @@ def burn_cpu(seconds: float) -> None:
 
 class SimulatedDataset(Dataset):
     def __init__(self, length: int, item_cpu_ms: float, item_io_ms: float,
-                 item_shape: tuple[int, ...], num_classes: int = 10):
+                 item_shape: tuple[int, ...], num_classes: int = 10, *, open_ms: float = 0.0,
+                 straggle_every: int = 0, straggle_x: float = 1.0):
         self.length = length
         self.item_cpu_s = item_cpu_ms / 1000
         self.item_io_s = item_io_ms / 1000
         self.item_shape = item_shape
         self.num_classes = num_classes
+        self.open_s = open_ms / 1000
+        self.straggle_every = straggle_every
+        self.straggle_x = straggle_x
+        self._opened_in: int | None = None  # the process that paid open_s (forked workers have not)
+
+    def _open(self) -> None:
+        if self.open_s and self._opened_in != os.getpid():
+            time.sleep(self.open_s)
+            self._opened_in = os.getpid()
+
+    def io_seconds(self, index: int) -> float:
+        straggles = self.straggle_every and index % self.straggle_every == self.straggle_every - 1
+        return self.item_io_s * (self.straggle_x if straggles else 1.0)
 
     def __len__(self) -> int:
         return self.length
@@ -68,8 +93,9 @@ class SimulatedDataset(Dataset):
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         if not 0 <= index < self.length:
             raise IndexError(index)
+        self._open()
         if self.item_io_s:
-            time.sleep(self.item_io_s)
+            time.sleep(self.io_seconds(index))
         if self.item_cpu_s:
             burn_cpu(self.item_cpu_s)
         return torch.full(self.item_shape, float(index % 7)), index % self.num_classes
@@ -102,11 +128,26 @@ class SimSpec:
     batch: int = 16
     shape: tuple[int, ...] = (3, 32, 32)
     length: int = 4096
+    open_ms: float = 0.0
+    straggle_every: int = 0
+    straggle_x: float = 1.0
 
     @classmethod
     def parse(cls, text: str | None) -> "SimSpec":
-        """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096' (any subset)."""
-        return parse_params(cls, text, "sim")
+        """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096,open_ms=0,
+        straggle_every=0,straggle_x=1' (any subset)."""
+        spec = parse_params(cls, text, "sim")
+        # length and batch are the Workload's to check, with the message every workload gets.
+        if spec.straggle_every < 0 or spec.straggle_x < 1:
+            raise WorkloadError(f"bad sim parameters {text!r}: straggle_every must be >= 0 and"
+                                " straggle_x >= 1")
+        return spec
+
+    def extras(self) -> dict[str, float]:
+        """The epoch and storage parameters away from their defaults, for the name and details."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name in ("open_ms", "straggle_every", "straggle_x")
+                and getattr(self, f.name) != f.default}
 
     def expected_samples_per_s(self, workers_cpus: float) -> float:
         """Ideal rate with `workers_cpus` cores of loading: min(device rate, loader rate)."""
@@ -117,13 +158,17 @@ class SimSpec:
 
 
 def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
-    dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape)
+    dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape,
+                               open_ms=spec.open_ms, straggle_every=spec.straggle_every,
+                               straggle_x=spec.straggle_x)
     label = name or (f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
                      f"batch={spec.batch})")
     if spec.host_ms:
         label = label[:-1] + f",host_ms={spec.host_ms:g})"
+    for key, value in spec.extras().items():
+        label = label[:-1] + f",{key}={value:g})"
     return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
                     name=label, device=torch.device("cpu"),
                     details={"simulated": {"cpu_ms": spec.cpu_ms, "io_ms": spec.io_ms,
                                            "step_ms": spec.step_ms, "host_ms": spec.host_ms,
-                                           "shape": list(spec.shape)}})
+                                           "shape": list(spec.shape), **spec.extras()}})

@@ -1,0 +1,39 @@
+"""Whether epoch restarts matter for this workload, and so whether persistent_workers does.
+
+Drawn from the tuned burst's own restart cost (burst/epoch.py) and, where trials differ in
+persistent_workers alone, from their measured rates over whole epochs."""
+
+from __future__ import annotations
+
+from autotune.burst.result import BurstResult
+from autotune.diagnosis.effects import describe_effect, knob_effect
+from autotune.diagnosis.measured import MeasuredConfig
+
+KNOB = "persistent_workers"
+# An epoch restart below this share of an epoch, or a measured difference below it, is within a
+# burst's noise: persistent_workers is then said not to matter.
+MATTERS_SHARE = 0.02
+
+
+def epoch_advice(result: BurstResult, trials: list[MeasuredConfig]) -> list[str]:
+    """One line on epoch restarts for a configuration with workers; none without (no pool)."""
+    if result.config.num_workers == 0:
+        return []
+    if not result.epoch_samples:
+        return ["the loader has no length, so epoch restarts were not counted: the rates assume"
+                f" epochs far longer than a restart ({result.restart_cost_s:.2f} s measured for"
+                " this configuration)"]
+    effect = knob_effect(trials, KNOB)
+    share = result.restart_share
+    persistent = bool(getattr(result.config, KNOB))
+    measured_gain = effect is not None and effect.ratio - 1 >= MATTERS_SHARE
+    matters = measured_gain or (not persistent and share >= MATTERS_SHARE)
+    restart = (f"an epoch ({result.epoch_samples} samples) restarts its pool in"
+               f" {result.restart_cost_s:.2f} s beyond a steady step, {100 * share:.1f}% of the"
+               f" epoch, {'with' if persistent else 'without'} persistent workers")
+    if matters:
+        keep = "keep persistent_workers=True" if persistent else "use persistent_workers=True"
+        return [f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"
+                f" over whole epochs; {keep}"]
+    return [f"persistent_workers does not matter here: {restart}; {describe_effect(effect, KNOB)}"
+            " over whole epochs"]
