@@ -5,7 +5,7 @@ fetch_s / n seconds (CPU-bound work no faster than the free cores allow), and a 
 lets workers waiting on storage stall the loop now and then (convoys)."""
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autotune.online.meter import Step
 from autotune.online.policy import TUNED, ClimbSettings, HillClimb, StopReason
@@ -100,7 +100,9 @@ def test_the_bound_is_on_time_lost_not_on_steps():
     best_step_s = 1 / tight.best.mean
     allowed = 0.01 * 600 * best_step_s  # of the least horizon: the epoch is shorter
     worst_step_s = max(Loop(fetch_s=0.083, convoy=0.4).timing(c)[0] for c in tight.measured)
-    assert allowed <= tight.bounded.cost_s(best_step_s) <= allowed + worst_step_s
+    # checked where a candidate is judged: past the bound by one candidate's measurement at most
+    longest = max(m.steps for m in tight.measured.values())
+    assert allowed <= tight.bounded.cost_s(best_step_s) <= allowed + longest * worst_step_s
 
 
 def test_the_winner_is_measured_again_against_a_rival_within_noise():
@@ -186,9 +188,9 @@ def test_pin_memory_tried_only_with_cuda():
     assert not cuda.current.pin_memory  # no faster: the cheaper, unpinned, wins the tie
 
 
-def test_persistence_alone_switches_nothing_mid_epoch():
-    climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=1000))
-    loop = _fed_from(1, Loop(startup_s=0.5))
+def test_candidates_keep_their_workers_and_persistence_alone_switches_nothing():
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=100_000))
+    loop = _fed_from(1, Loop(startup_s=0.001))
     switches = []
     original = climb.observe
 
@@ -200,5 +202,8 @@ def test_persistence_alone_switches_nothing_mid_epoch():
 
     climb.observe = observe
     loop.run(climb)
-    assert climb.current.persistent_workers  # the next epoch starts it persistent
-    assert not switches[-1].persistent_workers  # no restart of the same workers to get there
+    # explored with persistent workers (an epoch's end restarts none); a cheap start-up against a
+    # long epoch chooses them off, which the next epoch's start applies: no restart now
+    assert all(c.persistent_workers for c in switches)
+    assert not climb.current.persistent_workers
+    assert switches[-1] == replace(climb.current, persistent_workers=True)

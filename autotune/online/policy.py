@@ -178,8 +178,6 @@ class HillClimb:
         steady = (step.step_s is not None and step.index >= self.settings.warmup_steps
                   and step.segment_step >= _warm_up(self.current))
         window_done = steady and m.add(step, self.settings.window_steps)
-        if self._bound_reached():
-            return self._stop(StopReason.BOUND)
         if not window_done:
             return None
         verdict = self._judge(m)
@@ -190,6 +188,10 @@ class HillClimb:
         except StopIteration:
             return self._stop(StopReason.RESOLVED)
         self._primed = True
+        # Checked where a candidate was judged (its verdict counts: it may be the best now), before
+        # the next one starts: a start-up paid for is not thrown away half-measured.
+        if self._bound_reached():
+            return self._stop(StopReason.BOUND)
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch
@@ -265,22 +267,29 @@ class HillClimb:
         if "num_workers" in self.tuned:
             jump = self._needed()
             if jump is not None:
-                yield from self._try(with_value(self.best.config, "num_workers", jump))
+                yield from self._try(self._candidate("num_workers", jump))
         while self.best.starved:  # still waiting on the loader: feed it more
-            for cand in self._deeper(self.best.config):
+            for cand in self._deeper():
                 if (yield from self._try(cand)):
                     break
             else:
                 break
         while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
             fewer = self._rung(self.best.config.num_workers, -1)
-            if fewer is None or not (yield from self._try(
-                    with_value(self.best.config, "num_workers", fewer))):
+            if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
                 break
         if "pin_memory" in self.tuned and s.cuda:
-            yield from self._try(with_value(self.best.config, "pin_memory",
-                                            not self.best.config.pin_memory))
+            yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
         yield from self._confirm()
+
+    def _candidate(self, name: str, value: object) -> LoaderConfig:
+        """The best with one knob changed. Where persistence is tuned, candidates keep their
+        workers across an epoch's end (no effect inside an epoch): exploring over short epochs
+        does not restart them, and the choice of persistence at the end switches nothing."""
+        config = with_value(self.best.config, name, value)
+        if "persistent_workers" in self.tuned and config.num_workers > 0:
+            config = replace(config, persistent_workers=True)
+        return config
 
     def _at_zero(self) -> Measurement | None:
         return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
@@ -297,19 +306,20 @@ class HillClimb:
         i = ladder.index(workers) + direction
         return ladder[i] if 0 <= i < len(ladder) else None
 
-    def _deeper(self, config: LoaderConfig) -> list[LoaderConfig]:
+    def _deeper(self) -> list[LoaderConfig]:
         """For a starved loop, cheapest first: a deeper prefetch, then more workers (at least the
         next rung, more where its own rate says the step needs them)."""
+        config = self.best.config
         out = []
+        pf = BY_NAME["prefetch_factor"]
         if "prefetch_factor" in self.tuned and config.num_workers > 0:
-            values = BY_NAME["prefetch_factor"].values
-            deeper = [v for v in values if v > BY_NAME["prefetch_factor"].effective(config.prefetch_factor)]
+            deeper = [v for v in pf.values if v > pf.effective(config.prefetch_factor)]
             if deeper:
-                out.append(with_value(config, "prefetch_factor", deeper[0]))
+                out.append(self._candidate("prefetch_factor", deeper[0]))
         if "num_workers" in self.tuned:
             rung = self._rung(config.num_workers, 1)
             if rung is not None:
-                out.append(with_value(config, "num_workers", max(rung, self._needed() or 0)))
+                out.append(self._candidate("num_workers", max(rung, self._needed() or 0)))
         return out
 
     def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
