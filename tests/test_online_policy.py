@@ -207,3 +207,22 @@ def test_candidates_keep_their_workers_and_persistence_alone_switches_nothing():
     assert all(c.persistent_workers for c in switches)
     assert not climb.current.persistent_workers
     assert switches[-1] == replace(climb.current, persistent_workers=True)
+
+
+def test_a_noisy_candidate_far_ahead_is_better_not_tied():
+    """A start measured once and a candidate twice as fast on average but in bursts (runs of fast
+    and slow steps, as on a contended machine): once the candidate has its most windows, its mean
+    decides (a tie would keep the slow, cheap start)."""
+    climb = HillClimb(LoaderConfig(), ("num_workers",), _settings())
+    calls = [0]
+
+    def timing(c):
+        if c.num_workers == 0:
+            return 0.030, 0.010  # a fetch half the step's work: one worker is predicted
+        calls[0] += 1
+        return (0.008 if calls[0] // 16 % 2 else 0.040), 0.0002
+
+    loop = Loop()
+    loop.timing = timing
+    loop.run(climb)
+    assert climb.best.config.num_workers == 1

@@ -16,8 +16,9 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
 
 Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
-(two standard errors of the difference, at least 1%), tied once the band is down to 2% or after
-the most windows. Exploring stops when the plan is done (the choice is then sound by the measured
+(two standard errors of the difference, at least 1%), tied once the band is down to 2%; after the
+most windows an unresolved candidate is judged by its mean, tied within 2% (as choose.py does where
+the budget ends first). Exploring stops when the plan is done (the choice is then sound by the measured
 noise), at the end of the epoch that completes the horizon (the first epoch, or as many as make
 up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
 lost against the best configuration measured so far reaches a share of the horizon's time at that
@@ -256,9 +257,15 @@ class HillClimb:
             return Verdict.BETTER
         if gain < -band:
             return Verdict.WORSE
-        if band <= TARGET or cand.n >= self.settings.max_windows:
+        if band <= TARGET:
             return Verdict.TIED
-        return Verdict.OPEN
+        if cand.n < self.settings.max_windows:
+            return Verdict.OPEN
+        # Measured all it may be and still unresolved: as choose.py does where the budget ends
+        # first, the means decide beyond TARGET (a large gain is not a tie for being noisy).
+        if abs(gain) <= TARGET:
+            return Verdict.TIED
+        return Verdict.BETTER if gain > 0 else Verdict.WORSE
 
     # -- the plan: configurations to measure, each judged against the best so far ------------
 
