@@ -34,6 +34,17 @@ def broken_workload_error(result: TuneResult) -> WorkloadError:
                          detail=failed[0].traceback if failed else None)
 
 
+def nothing_ran_error(result: TuneResult) -> WorkloadError | None:
+    """No burst ran at all: every configuration was skipped before it started (RAM, /dev/shm)."""
+    if any(t.measured for t in result.trials):
+        return None
+    skipped = [t for t in result.trials if t.status == TrialStatus.SKIPPED]
+    if not skipped:
+        return None
+    return WorkloadError(f"workload '{result.workload.name}': no configuration could run, each was"
+                         f" skipped before it started; first: {skipped[0].error}")
+
+
 def over_budget_error(result: TuneResult) -> WorkloadError | None:
     """Every configuration that ran measured over the RAM budget: nothing may be recommended."""
     ran = [t for t in result.trials if t.result is not None]
@@ -109,5 +120,5 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
         result.interrupted = stop.name
         raise TuningInterrupted(stop.name, result)
     if result.best is None:
-        raise over_budget_error(result) or broken_workload_error(result)
+        raise nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
     return result

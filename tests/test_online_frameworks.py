@@ -33,18 +33,15 @@ def _tuned(folder: Path, name: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_lightning_fit_script_runs_under_autotune_run(tmp_path):
-    out, folders = _autotune_run(tmp_path, "lightning_fit.py", "3200")
-    # Two epochs of 400 steps each, on the loader class the script's DataLoader name now means.
-    assert "FIT-DONE 800 autotune.online.loader.DataLoader" in out
+@pytest.mark.parametrize("script, items, done, dataset", [
+    # Two epochs of 400 steps, on the loader class the script's DataLoader name now means.
+    ("lightning_fit.py", "3200", "FIT-DONE 800 autotune.online.loader.DataLoader", "Items"),
+    # transformers' Trainer re-creates the loader through accelerate's DataLoaderShard.
+    ("transformers_train.py", "1600", "TRAIN-DONE 400", "Sequences"),
+], ids=["lightning", "transformers"])
+def test_a_framework_training_script_runs_under_autotune_run(tmp_path, script, items, done, dataset):
+    out, folders = _autotune_run(tmp_path, script, items)
+    assert done in out
     assert len(folders) == 1
-    _tuned(folders[0], "Items")
+    _tuned(folders[0], dataset)
     assert f"recipe: {folders[0] / 'recipe.json'}" in out  # its table printed after the run
-
-
-@pytest.mark.slow
-def test_a_transformers_trainer_script_runs_under_autotune_run(tmp_path):
-    out, folders = _autotune_run(tmp_path, "transformers_train.py", "1600")
-    assert "TRAIN-DONE 400" in out
-    assert len(folders) == 1
-    _tuned(folders[0], "Sequences")
