@@ -141,6 +141,13 @@ def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
     """Ask, suggest, measure what the study does not know yet; why the search ended. Without
     `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it. Where it
     would end on its own rules, the worker range may grow first (worker_range.py)."""
+    reason = _search(runner, ledger, workers, ceilings, max_trials, early_stop)
+    workers.ended(reason)
+    return reason
+
+
+def _search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
+            ceilings: Ceilings | None, max_trials: int | None, early_stop: bool) -> str:
     if ceilings is not None:
         workers.follow_prediction(ceilings, runner.guard)
         runner.context = replace(runner.context, max_workers=workers.space.max_workers)
@@ -156,7 +163,6 @@ def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
         if reason is not None:
             if early_stop and reason == rules.reason() and _grown(runner, queue, workers, rules):
                 continue
-            workers.ended(reason)
             return reason
         queue.feed()
         trial = runner.study.ask()
@@ -170,13 +176,11 @@ def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
                 repeats = 0
                 if not _fall_back(runner, ledger, workers.space) \
                         and not _grown(runner, queue, workers, rules):
-                    workers.ended(ALL_TAKEN)
                     return ALL_TAKEN
             continue
         repeats = 0
         done = runner.run(config, Phase.SEARCH, trial)
         if done is None:
-            workers.ended(f"stopped by {runner.stop.name}")
             return f"stopped by {runner.stop.name}"
         rules.update(done)
         twin = persistent_twin(done, runner.all_trials())
