@@ -37,9 +37,18 @@ def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
         raise OptionsError(f"{flag} {shown} is not writable ({exc.strerror or exc})") from None
 
 
+RUNS = "runs"  # the run folders' parent under a results directory
+
+
+def run_dirs(results_dir: Path, slug_prefix: str) -> set[Path]:
+    """The run folders under `results_dir` whose workload slug starts with `slug_prefix`."""
+    runs = Path(results_dir) / RUNS
+    return set(runs.glob(f"*-{slug_prefix}*")) if runs.is_dir() else set()
+
+
 def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
-    base = Path(results_dir) / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+    base = Path(results_dir) / RUNS / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
     _check_writable(base.parent, Path(results_dir), "--results-dir")
     run_dir, n = base, 1
     while True:  # claimed by creating it: array tasks starting in the same second get one each

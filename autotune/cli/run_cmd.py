@@ -23,7 +23,9 @@ import typer
 import autotune.online.boot as boot
 from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
 from autotune.errors import OptionsError
+from autotune.online.finish import ONLINE_PREFIX
 from autotune.online.options import ENV_VAR, OnlineOptions, resolve
+from autotune.run_folder import run_dirs
 
 
 def command_line(args: list[str]) -> list[str]:
@@ -49,8 +51,7 @@ def child_environment(options: OnlineOptions, environ: dict[str, str] | None = N
 
 def new_run_folders(results_dir: Path, before: set[Path]) -> list[Path]:
     """The online run folders written since `before` was listed, oldest first."""
-    runs = results_dir / "runs"
-    now = set(runs.glob("*-online-*")) if runs.is_dir() else set()
+    now = run_dirs(results_dir, ONLINE_PREFIX)
     return sorted((p for p in now - before if (p / "recipe.json").is_file()), key=lambda p: p.name)
 
 
@@ -72,8 +73,7 @@ def run(
              "max_explore_share": max_explore_share}
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
-    runs = results / "runs"
-    before = set(runs.glob("*-online-*")) if runs.is_dir() else set()
+    before = run_dirs(results, ONLINE_PREFIX)
     try:
         code = subprocess.call(command, env=child_environment(options))
     except FileNotFoundError:

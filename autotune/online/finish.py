@@ -22,6 +22,8 @@ from autotune.report.table import COLUMNS, to_markdown
 from autotune.run_folder import new_run_dir
 
 log = logging.getLogger("autotune")
+# An online run folder's workload slug starts with this (`autotune run` finds them by it).
+ONLINE_PREFIX = "online-"
 
 
 def _rate(m: Measurement | None, batch_size: int) -> float | None:
@@ -124,7 +126,7 @@ class Outbox:
         if self.results_dir is None or self.outcome is None or self.written is not None:
             return None
         try:
-            run_dir = new_run_dir(self.results_dir, f"online-{self.name}")
+            run_dir = new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
         except AutotuneError as exc:
             log.warning("autotune.DataLoader could not write its results: %s", exc)
             return None
