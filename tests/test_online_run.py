@@ -94,3 +94,16 @@ def test_only_the_run_folders_written_since_the_start_are_reported(tmp_path):
     (new / "recipe.json").write_text("{}")
     (runs / "20260101-000002-online-C").mkdir()  # nothing written into it
     assert new_run_folders(tmp_path, before) == [new]
+
+
+def test_options_already_in_the_environment_are_kept_unless_a_flag_says_otherwise(tmp_path, monkeypatch):
+    script = tmp_path / "show.py"
+    script.write_text(f"import os\nprint('OPTIONS', os.environ[{ENV_VAR!r}])\n")
+    monkeypatch.setenv(ENV_VAR, json.dumps({"fixed": ["pin_memory"]}))
+    kept = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(tmp_path),
+                           str(script)], capture_output=True, text=True, timeout=120)
+    assert json.loads(kept.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == ["pin_memory"]
+    flagged = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(tmp_path),
+                              "--fix", "num_workers", str(script)], capture_output=True, text=True,
+                             timeout=120)
+    assert json.loads(flagged.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == ["num_workers"]

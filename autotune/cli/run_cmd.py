@@ -69,7 +69,8 @@ def run(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""
-    given = {"results_dir": results, "fixed": tuple(fix or ()),
+    # Unset flags are left out, so that what $AUTOTUNE_ONLINE already says is kept.
+    given = {"results_dir": results, "fixed": tuple(fix) if fix else None,
              "max_explore_share": max_explore_share}
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
