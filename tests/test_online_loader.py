@@ -15,6 +15,7 @@ import autotune
 from autotune.errors import OptionsError
 from autotune.online.loader import TORCH_DATALOADER
 from autotune.online.policy import HillClimb, normal
+from autotune.space.config import LoaderConfig
 from autotune.recipe.model import Recipe, load_recipe
 from online_fakes import Indices, StepClock, _nothing_written_at_exit, as_lists  # noqa: F401
 
@@ -227,3 +228,36 @@ def test_exploration_ended_at_is_the_first_step_after_exploring():
     list(loader)
     state = loader.tuner_state
     assert state.exploration_ended_at == state.exploration_steps > 0
+
+
+def test_the_backlog_of_finished_batches_is_read_while_exploring_only():
+    from dataclasses import dataclass, field
+
+    from online_fakes import W0, W2
+
+    @dataclass
+    class Recording:
+        current: LoaderConfig = W0
+        exploring: bool = True
+        steps: list = field(default_factory=list)
+
+        def observe(self, step):
+            self.steps.append((self.current, step.backlog))
+            if len(self.steps) == 4:
+                self.current = W2
+                return W2
+            if len(self.steps) == 12:
+                self.exploring = False
+            return None
+
+        def epoch_ended(self):
+            return None
+
+    loader = autotune.DataLoader(Indices(16), batch_size=1)
+    policy = Recording()
+    loader.tune_with(policy)
+    list(loader)
+    backlogs = {config: [b for c, b in policy.steps[:12] if c == config] for config in (W0, W2)}
+    assert backlogs[W0] == [0] * 4  # the main process fetches when asked: nothing ahead
+    assert all(isinstance(b, int) and 0 <= b <= W2.prefetch_depth for b in backlogs[W2])
+    assert [b for _, b in policy.steps[12:]] == [None] * 4  # tuned: nothing is read

@@ -51,15 +51,43 @@ def test_ledger_cost_against_the_best():
 
 def test_cpu_times_of_the_fetch_and_of_the_work():
     wall = Ticks(0.0, 1.0, 3.0, 4.0)
-    thread = Ticks(0.0, 0.25, 0.5, 0.75)  # the main thread's CPU at enter() and hand-out
-    process = Ticks(10.0, 11.5, 11.5)  # the process's CPU at hand-out, then at the next enter()
-    meter = Meter(wall, thread, process)
+    # The process's CPU at enter() and at each hand-out: all threads', torch's intra-op ones too
+    # (a fetch at num_workers=0 may take more CPU than wall time).
+    process = Ticks(10.0, 10.25, 11.75, 13.75)
+    meter = Meter(wall, process)
     meter.enter()
-    first = meter.handed_out()
+    first = meter.handed_out(backlog=3)
     meter.enter()
     second = meter.handed_out()
     assert first.wait_cpu_s == 0.25 and first.work_cpu_s == 0.0  # no work before the first
-    assert second.wait_cpu_s == 0.25 and second.work_cpu_s == 1.5
+    assert second.wait_cpu_s == 2.0 and second.work_cpu_s == 1.5
+    assert first.backlog == 3 and second.backlog is None
+
+
+def _steps(step_s, wait_s, backlogs):
+    from autotune.online.meter import Step
+
+    return [Step(i, step_s, wait_s, i, None, backlog=b) for i, b in enumerate(backlogs)]
+
+
+def test_a_window_that_drains_the_buffer_reads_what_the_loader_produced():
+    from autotune.online.measurement import window_rate
+
+    # 9 steps of 50 ms, no wait, while the buffer drains from 18 ready batches to 10: the 8
+    # batches taken between the first hand-out and the last all came from stock, none was made.
+    assert abs(window_rate(_steps(0.05, 0.0, [18, 17, 16, 15, 14, 13, 12, 11, 10])) - 0.0) < 1e-9
+    drained_half = [18, 18, 17, 17, 16, 16, 15, 15, 14]  # 4 from stock, 4 made: 10 batches/s
+    assert abs(window_rate(_steps(0.05, 0.0, drained_half)) - 10.0) < 1e-9
+    # Backlog level: the step's own rate; unknown backlog: batches over the step time.
+    assert abs(window_rate(_steps(0.05, 0.0, [4] * 9)) - 20.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, [None] * 8)) - 20.0) < 1e-9
+
+
+def test_a_loader_faster_than_the_step_is_read_at_the_steps_rate():
+    from autotune.online.measurement import window_rate
+
+    # The buffer grows by a batch a step: production is 40 batches/s, the step takes only 20.
+    assert abs(window_rate(_steps(0.05, 0.0, list(range(9)))) - 20.0) < 1e-9
 
 
 def test_windows_hold_no_first_steps_start_up_or_buffered_batches():
@@ -71,7 +99,7 @@ def test_windows_hold_no_first_steps_start_up_or_buffered_batches():
     climb = HillClimb(LoaderConfig(), TUNED, ClimbSettings(epoch_steps=10_000, usable_cpus=2,
                                                            cuda=False))
     now = [0.0]
-    meter = Meter(lambda: now[0], lambda: 0.0, lambda: 0.0)
+    meter = Meter(lambda: now[0], lambda: 0.0)
     # (wait, work) of a steady step by worker count: at w0 the fetch is the wait
     steady = {0: (0.080, 0.020), 5: (0.006, 0.014)}
     switched = False

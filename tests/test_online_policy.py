@@ -226,3 +226,20 @@ def test_a_noisy_candidate_far_ahead_is_better_not_tied():
     loop.timing = timing
     loop.run(climb)
     assert climb.best.config.num_workers == 1
+
+
+def test_a_fetch_on_torchs_threads_counts_its_cpu_for_one_worker():
+    """At num_workers=0 a fetch of torch ops runs on the main process's intra-op threads; a worker
+    runs it on one. One worker's time per batch is then the fetch's CPU time, not its wall time."""
+    from autotune.online.measurement import Measurement
+    from autotune.online.predict import needed_workers
+
+    def at_zero(fetch_cpu_s: float) -> Measurement:
+        # 100 steps: 1 s waiting on the fetch, 0.2 s of the step's own work
+        return Measurement(LoaderConfig(), steady_steps=100, steady_s=1.2, steady_wait_s=1.0,
+                           steady_wait_cpu_s=fetch_cpu_s, steady_work_cpu_s=0.2)
+
+    one_thread, six_threads = at_zero(1.0), at_zero(6.0)
+    assert needed_workers(one_thread, one_thread, usable_cpus=16, max_workers=64) == 6
+    # six times the CPU per batch in a worker: as many workers as the free cores allow
+    assert needed_workers(six_threads, six_threads, usable_cpus=16, max_workers=64) == 16

@@ -58,7 +58,9 @@ class OnlineEpoch(Iterator[Any]):
             s.epoch_ended()
             raise
         self.stream.mark_delivered()
-        self._switch_to = s.handed_out(s.meter.handed_out())
+        # The backlog is read only while exploring: after it, nothing is measured.
+        backlog = s.ready(self._inner) if s.policy.exploring else None
+        self._switch_to = s.handed_out(s.meter.handed_out(backlog))
         return batch
 
     def _start(self, config: LoaderConfig) -> None:

@@ -84,10 +84,13 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
 
     def tune_with(self, policy: Policy, clock: Clock | None = None) -> None:
         """Replace the tuning policy (any object with Policy's methods, e.g. one that switches on
-        a schedule) and, optionally, the meter's clock. Before the first iteration."""
+        a schedule) and, optionally, the meter's clock. Before the first iteration. With a clock
+        of its own no backlog is read: the real workers' backlog against a fake clock's time
+        would make rates of neither."""
         self._session.policy = policy
         if clock is not None:
             self._session.meter = Meter(clock)
+            self._session.ready = lambda _iterator: None
 
     def close(self) -> None:
         """Shut the inner loaders' workers down now (a running epoch's and a persistent

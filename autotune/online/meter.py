@@ -2,9 +2,13 @@
 
 - step: the time between two consecutive batches handed out (the loop's whole step, as it runs);
 - wait: the time spent inside `__next__` (the loop blocked on the loader);
-- CPU: the main thread's CPU time inside `__next__` (at num_workers=0 the fetch runs there: its
-  CPU share tells computing from waiting on storage) and the process's CPU time in the loop's own
-  work between two calls (the cores the step keeps busy, intra-op threads included);
+- CPU: the process's CPU time inside `__next__` (at num_workers=0 the fetch runs there: its CPU
+  share tells computing from waiting on storage; the process's, not the main thread's, because a
+  fetch of torch ops runs on torch's intra-op threads in the main process and on one thread in a
+  worker) and in the loop's own work between two calls (the cores the step keeps busy);
+- backlog: where the caller can read it, the batches the workers finished that the loop has not
+  taken yet, just after this one was handed out (burst/backlog.py): a window's rate is then what
+  the loader produced, not the buffer it drained;
 - start-up: a switch's cost, from retiring the old inner loader to the first batch of the new one.
   It lies inside that `__next__` call, so it is also in that step's wait and step time: the
   exploration pays for it like any other slow step.
@@ -30,18 +34,17 @@ class Step:
     wait_s: float  # inside __next__
     segment_step: int  # batches of this configuration handed out before this one
     startup_s: float | None  # set on a segment's first batch: its start-up after a switch
-    wait_cpu_s: float = 0.0  # the main thread's CPU time inside __next__
+    wait_cpu_s: float = 0.0  # the process's CPU time inside __next__
     work_cpu_s: float = 0.0  # the process's CPU time in the loop's own work before this call
+    backlog: int | None = None  # finished batches not yet taken, after this one; None: unknown
 
 
 class Meter:
-    def __init__(self, clock: Clock = time.perf_counter, thread_cpu: Clock = time.thread_time,
-                 process_cpu: Clock = time.process_time):
+    def __init__(self, clock: Clock = time.perf_counter, process_cpu: Clock = time.process_time):
         self.clock = clock
-        self.thread_cpu = thread_cpu
         self.process_cpu = process_cpu
         self._entered: float | None = None
-        self._entered_cpu = 0.0  # thread CPU at enter()
+        self._entered_cpu = 0.0  # process CPU at enter()
         self._work_cpu = 0.0  # process CPU of the loop's work before enter()
         self._out_cpu: float | None = None  # process CPU when the last batch was handed out
         self._last_out: float | None = None
@@ -53,23 +56,24 @@ class Meter:
 
     def enter(self) -> None:
         self._entered = self.clock()
-        self._entered_cpu = self.thread_cpu()
-        self._work_cpu = 0.0 if self._out_cpu is None else self.process_cpu() - self._out_cpu
+        self._entered_cpu = self.process_cpu()
+        self._work_cpu = 0.0 if self._out_cpu is None else self._entered_cpu - self._out_cpu
 
     def switching(self) -> None:
         """A new configuration starts inside this call (the old inner loader retires now)."""
         self._switched_at = self.clock()
         self._segment_step = 0
 
-    def handed_out(self) -> Step:
+    def handed_out(self, backlog: int | None = None) -> Step:
         now = self.clock()
+        out_cpu = self.process_cpu()
         assert self._entered is not None, "enter() first"
         wait = now - self._entered
         startup = None if self._switched_at is None else now - self._switched_at
         step = Step(self.count, None if self._last_out is None else now - self._last_out,
-                    wait, self._segment_step, startup, self.thread_cpu() - self._entered_cpu,
-                    self._work_cpu)
-        self._out_cpu = self.process_cpu()
+                    wait, self._segment_step, startup, out_cpu - self._entered_cpu,
+                    self._work_cpu, backlog)
+        self._out_cpu = out_cpu
         if startup is not None:
             self.startup_s += startup
         self.wait_s += wait

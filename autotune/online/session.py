@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
+from autotune.burst.backlog import ready_batches
 from autotune.online.finish import Outbox, Outcome
 from autotune.online.inner import InnerLoaders
 from autotune.online.meter import Ledger, Meter, Step
@@ -44,6 +45,8 @@ class Session:
     batch_size: int
     device: torch.device
     meter: Meter = field(default_factory=Meter)
+    # The backlog of an inner iterator (burst/backlog.py); tests on a fake clock read none.
+    ready: Callable[[Any], int | None] = ready_batches
     ledger: Ledger = field(default_factory=Ledger)
     applied: Recipe | None = None  # a saved recipe in force instead of tuning
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
