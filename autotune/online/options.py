@@ -31,7 +31,8 @@ class OnlineOptions(BaseModel):
     max_explore_steps: int = Field(600, ge=1)
     # The most workers tried (default: 4 per usable CPU, at most 32).
     max_workers: int | None = Field(None, ge=0)
-    window_steps: int = Field(8, ge=2)  # steps per measurement window
+    # Steps per measurement window; at least num_workers x prefetch_factor (one convoy).
+    window_steps: int = Field(8, ge=2)
     warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured
     min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
     max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied

@@ -16,25 +16,40 @@ from autotune.probe.device import DeviceProbe
 from autotune.probe.loader import LoaderProbe
 
 
+# A fetch whose CPU time is above this many times its wall time ran on torch's intra-op threads.
+THREADED_FETCH = 1.5
+
+
+def threaded_fetch(m: Measurement) -> bool:
+    return m.steady_wait_s > 0 and m.steady_wait_cpu_s > THREADED_FETCH * m.steady_wait_s
+
+
 def _device(m: Measurement) -> DeviceProbe | None:
-    """The step alone, as `m`'s steady steps ran it (their time outside `__next__`)."""
+    """The step alone, as `m`'s steady steps ran it (their time outside `__next__`). After a
+    fetch on torch's intra-op threads, those threads spin on into the step (OpenMP's wait policy),
+    so the process's CPU there is not the step's: it is taken as one core, the thread that runs
+    the loop. On an H100 with 16 cores, such a fetch read 15 cores in a 1.5 ms step, which left
+    the prediction one free core and 3 workers where 15 ran 2.2x faster than none."""
     work_s = m.steady_s - m.steady_wait_s
     if m.steady_steps == 0 or work_s <= 0:
         return None
+    host_cores = max(0.0, m.steady_work_cpu_s) / work_s
+    if threaded_fetch(m):
+        host_cores = min(host_cores, 1.0)
     return DeviceProbe(samples_per_s=m.steady_steps / work_s, channels_last=False,
-                       steps=m.steady_steps, window_s=work_s,
-                       host_cores=max(0.0, m.steady_work_cpu_s) / work_s)
+                       steps=m.steady_steps, window_s=work_s, host_cores=host_cores)
 
 
 def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     """One worker, as the main process's own fetch at num_workers=0 showed it. A worker runs its
     fetch on one thread (torch sets one intra-op thread in workers): where the main process's
-    fetch took more CPU than wall time on torch's threads, one worker takes that CPU time. On 16
-    cores, a fetch of torch ops ran at 2,557 samples/s at num_workers=0 and 1,264 on 3 workers."""
+    fetch ran on torch's threads, one worker takes its CPU time, an upper bound (their spinning is
+    in it). On an H100's 16 cores a fetch of torch ops took 14 ms at num_workers=0 (224 ms of CPU)
+    and about 95 ms in a worker: 2,065 samples/s without workers, 1,011 on 3."""
     wall_s = at_zero.steady_wait_s
     if at_zero.config.num_workers != 0 or at_zero.steady_steps == 0 or wall_s <= 0:
         return None
-    fetch_s = max(wall_s, at_zero.steady_wait_cpu_s)
+    fetch_s = at_zero.steady_wait_cpu_s if threaded_fetch(at_zero) else wall_s
     return LoaderProbe(workers=1, samples_per_s=at_zero.steady_steps / fetch_s, window_s=fetch_s,
                        samples=at_zero.steady_steps,
                        tree_cores=min(1.0, max(0.0, at_zero.steady_wait_cpu_s) / fetch_s),

@@ -38,8 +38,9 @@ class Classifier(L.LightningModule):
 
 def main() -> None:
     items = int(sys.argv[1]) if len(sys.argv) > 1 else 3200
+    gpu = len(sys.argv) > 2 and sys.argv[2] == "gpu"  # the tests marked gpu train on one
     torch.manual_seed(0)
-    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
+    trainer = L.Trainer(max_epochs=2, accelerator="gpu" if gpu else "cpu", devices=1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False)
     loader = DataLoader(Items(items), batch_size=8, shuffle=True)

@@ -27,13 +27,14 @@ class Sequences(Dataset):
 
 def main() -> None:
     items = int(sys.argv[1]) if len(sys.argv) > 1 else 3200
+    gpu = len(sys.argv) > 2 and sys.argv[2] == "gpu"  # the tests marked gpu train on one
     torch.manual_seed(0)
     config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=32, num_labels=2)
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(output_dir=out, per_device_train_batch_size=8, num_train_epochs=2,
                                  report_to=[], save_strategy="no", logging_strategy="no",
-                                 use_cpu=True, disable_tqdm=True)
+                                 use_cpu=not gpu, disable_tqdm=True)
         trainer = Trainer(model=BertForSequenceClassification(config), args=args,
                           train_dataset=Sequences(items))
         trainer.train()
