@@ -270,3 +270,18 @@ def test_a_window_spans_at_least_a_convoy_of_batches():
     _fed_from(3, Loop()).run(climb)
     for config, m in climb.measured.items():  # every window as long as its convoys
         assert m.steady_steps >= m.n * max(8, config.prefetch_depth)
+
+
+def test_the_warm_up_and_a_window_fit_in_an_epoch():
+    """Every epoch starts a segment: a configuration whose warm-up and window outlast an epoch
+    would never be read (on 128-step epochs, 16 workers at prefetch 8 ran 399 steps unread)."""
+    deep = LoaderConfig(num_workers=16, prefetch_factor=8)  # 128 batches in flight
+    short = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=128, usable_cpus=16))
+    assert (short._warm_up(deep), short._window_steps(deep)) == (64, 64)
+    # Where they fit, as long as the convoy: 150-step epochs, 64 in flight.
+    fits = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=150))
+    w8pf8 = LoaderConfig(num_workers=8, prefetch_factor=8)
+    assert (fits._warm_up(w8pf8), fits._window_steps(w8pf8)) == (65, 64)
+    unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=None))
+    assert (unknown._warm_up(deep), unknown._window_steps(deep)) == (129, 128)
+
