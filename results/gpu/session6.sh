@@ -1,14 +1,5 @@
 #!/bin/bash
-# GPU session of 2026-11-23, call 2, after the online window and worker-prediction fixes: the
-# same tests, the plain script under `autotune run` (6 epochs) and the online demo again.
-set -u
-N=6; source results/gpu/lib.sh
-step device; nvidia-smi -L >>$LOG 2>&1; nproc >>$LOG
-step gpu tests
-timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_transfer.py tests/test_gpu_online.py >>$LOG 2>&1
-step autotune run examples/train_plain.py
-timeout 120 python3 -m autotune run --results-dir /tmp/res/plain examples/train_plain.py --epochs 6 >>$LOG 2>&1
-cp /tmp/res/plain/runs/*/report.md $OUT/plain-report.md 2>/dev/null
-step online demo
-timeout 420 python3 results/gpu/online.py --steps 3000 --defaults-steps 150 --json $OUT/online-demo.json >>$LOG 2>&1
-step done
+# GPU session of 2026-11-23, call 2, after the online window and worker-prediction fixes: call 1's
+# steps again (the tests marked gpu, the plain script under `autotune run`, now for 6 epochs, and
+# the online demo).
+N=6 EPOCHS=6 bash results/gpu/session5.sh
