@@ -38,7 +38,9 @@ def test_fifty_bursts_leave_no_process_and_no_memory_behind():
     rss_warm = None
     for i in range(BURSTS):
         result = run_burst(workload, CONFIGS[i % len(CONFIGS)], torch.device("cpu"), settings)
-        assert result.steps >= settings.min_steps
+        # The burst ran (its 0.1 s cap may end it before min_steps on a loaded machine: the cap
+        # wins, by design; what this test checks is what is left behind).
+        assert result.steps >= 1
         assert child_pids() == before, f"workers left behind after burst {i}"
         if i == WARM_BURSTS - 1:
             rss_warm = me.memory_info().rss / MIB
