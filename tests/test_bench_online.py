@@ -193,3 +193,24 @@ def test_online_bench_on_a_tiny_workload(tmp_path, monkeypatch):
     assert set(row.targets) == {"online_whole", "online_after"}
     assert data.below_minimum and "below the 3000" in md.read_text()
     assert any("round 2/2 online" in line for line in lines) and children() == []
+
+
+def test_the_three_ways_share_the_ideals_training_loop(monkeypatch):
+    """The ways differ in the loader alone: the loop's transfer knobs are the ideal's in each."""
+    from autotune.bench import online_run
+
+    seen = []
+
+    class Loader:
+        tuner_state = None
+
+    def fake_train(workload, make_loader, device, transfer, steps, what):
+        seen.append(transfer)
+        return StepTimes((1.0,)), Loader()
+
+    monkeypatch.setattr(online_run, "train", fake_train)
+    ideal = Ideal(LoaderConfig(num_workers=8, prefetch_factor=4, channels_last=True), "test")
+    opts = OnlineBenchOptions(steps=2, device="cpu")
+    for way in Way:
+        online_run.train_way(way, None, torch.device("cpu"), ideal, opts, str(way))
+    assert seen == [ideal.config.transfer_kwargs()] * 3 and seen[0]["channels_last"] is True
