@@ -1,7 +1,7 @@
 """The meter's definitions, on a fake clock: step = between batches handed out, wait = inside
 __next__, a switch's start-up inside the wait of its call; the ledger's exploration cost."""
 
-from autotune.online.meter import Ledger, Meter
+from autotune.online.meter import Ledger, Meter, Step
 
 
 class Ticks:
@@ -65,7 +65,6 @@ def test_cpu_times_of_the_fetch_and_of_the_work():
 
 
 def _steps(step_s, wait_s, backlogs):
-    from autotune.online.meter import Step
 
     return [Step(i, step_s, wait_s, i, None, backlog=b) for i, b in enumerate(backlogs)]
 
@@ -75,19 +74,35 @@ def test_a_window_that_drains_the_buffer_reads_what_the_loader_produced():
 
     # 9 steps of 50 ms, no wait, while the buffer drains from 18 ready batches to 10: the 8
     # batches taken between the first hand-out and the last all came from stock, none was made.
-    assert abs(window_rate(_steps(0.05, 0.0, [18, 17, 16, 15, 14, 13, 12, 11, 10])) - 0.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, [18, 17, 16, 15, 14, 13, 12, 11, 10]))[0] - 0.0) < 1e-9
     drained_half = [18, 18, 17, 17, 16, 16, 15, 15, 14]  # 4 from stock, 4 made: 10 batches/s
-    assert abs(window_rate(_steps(0.05, 0.0, drained_half)) - 10.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, drained_half))[0] - 10.0) < 1e-9
     # Backlog level: the step's own rate; unknown backlog: batches over the step time.
-    assert abs(window_rate(_steps(0.05, 0.0, [4] * 9)) - 20.0) < 1e-9
-    assert abs(window_rate(_steps(0.05, 0.0, [None] * 8)) - 20.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, [4] * 9))[0] - 20.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, [None] * 8))[0] - 20.0) < 1e-9
 
 
 def test_a_loader_faster_than_the_step_is_read_at_the_steps_rate():
     from autotune.online.measurement import window_rate
 
     # The buffer grows by a batch a step: production is 40 batches/s, the step takes only 20.
-    assert abs(window_rate(_steps(0.05, 0.0, list(range(9)))) - 20.0) < 1e-9
+    assert abs(window_rate(_steps(0.05, 0.0, list(range(9))))[0] - 20.0) < 1e-9
+
+
+def test_a_measurements_mean_is_its_batches_over_its_time():
+    """Two windows of 8 batches, one over 0.2 s and one over 0.6 s: 16 batches in 0.8 s is 20
+    batches/s, where the mean of their rates (40 and 13.3) would read 26.7."""
+    from autotune.online.measurement import Measurement
+    from autotune.space.config import LoaderConfig
+
+    m = Measurement(LoaderConfig())
+    for step_s in (0.025, 0.075):
+        for i in range(8):
+            done = m.add(Step(i, step_s, 0.0, i, None), window_steps=8)
+        assert done
+    assert abs(m.mean - 20.0) < 1e-9
+    m.remeasure()  # the windows before a re-measurement are left out of the mean
+    assert m.mean == 0.0 and m.n == 0
 
 
 def test_windows_hold_no_first_steps_start_up_or_buffered_batches():

@@ -8,6 +8,7 @@ import random
 from dataclasses import dataclass, replace
 
 from autotune.online.meter import Step
+from autotune.online.finish import range_fields
 from autotune.online.policy import TUNED, ClimbSettings, HillClimb, StopReason
 from autotune.space.config import LoaderConfig
 
@@ -92,8 +93,10 @@ def test_the_bound_is_on_time_lost_not_on_steps():
     climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=256, bound_share=0.25))
     slow_start.run(climb)
     # the start's own steps are outside the bound: the search goes on past them and resolves,
-    # on the most workers allowed (4 per CPU)
-    assert climb.stop_reason is StopReason.RESOLVED and climb.best.config.num_workers == 8
+    # on the count predicted, ceil(1.1 x 500 / 20) = 28: past the range's first top of 8 (4 per
+    # CPU), as the fetch waits rather than computes
+    assert climb.stop_reason is StopReason.RESOLVED and climb.best.config.num_workers == 28
+    assert climb.range.grown_from == 8
     tight = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=256, bound_share=0.01))
     Loop(fetch_s=0.083, convoy=0.4).run(tight)
     assert tight.stop_reason is StopReason.BOUND
@@ -285,3 +288,40 @@ def test_the_warm_up_and_a_window_fit_in_an_epoch():
     unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=None))
     assert (unknown._warm_up(deep), unknown._window_steps(deep)) == (129, 128)
 
+
+
+def test_the_worker_range_grows_while_the_top_still_waits_on_storage():
+    """Started at 8 workers (no fetch at num_workers=0 to predict from) on a fetch that waits 280
+    ms a batch for a 20 ms step: 16 workers feed it. The range grows by half past its top."""
+    climb = HillClimb(LoaderConfig(num_workers=8), TUNED, _settings())
+    Loop(fetch_s=0.280, cpu_share=0.01).run(climb)
+    assert climb.range.grown_from == 8 and climb.range.top > 8
+    assert climb.best.config.num_workers >= 16 and not climb.best.starved
+    fields = range_fields(climb)
+    assert fields["max_workers_searched"] == climb.range.top
+    assert fields["worker_range_grown_from"] == 8
+    assert "below the range's top" in fields["worker_range_stop"] or "no longer waits" in fields["worker_range_stop"]
+
+
+def test_the_worker_range_stays_where_the_fetch_computes():
+    """A CPU-bound fetch on 2 cores: the prediction from the fetch at num_workers=0 caps the
+    workers at 3, so a starved best at the top does not grow the range."""
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(max_workers=None))
+    Loop(fetch_s=0.064, cpu_share=1.0, step_s=0.010).run(climb)
+    assert climb.range.grown_from is None and climb.range.top == 8
+    assert max(c.num_workers for c in climb.measured) <= 8
+
+
+def test_the_worker_range_stops_at_max_workers_and_where_memory_runs_out():
+    explicit = HillClimb(LoaderConfig(), TUNED, _settings(max_workers=6))
+    Loop(fetch_s=0.280, cpu_share=0.01).run(explicit)
+    assert explicit.range.top == 6 and explicit.best.config.num_workers == 6
+    assert range_fields(explicit)["worker_range_stop"] == "max_workers=6"
+
+    def ten_fit(top, wanted):
+        return (min(wanted, 10), "") if top < 10 else (None, f"{top + 1} workers need ~9000 MiB")
+
+    tight = HillClimb(LoaderConfig(), TUNED, _settings(), fits=ten_fit)
+    Loop(fetch_s=0.280, cpu_share=0.01).run(tight)
+    assert tight.range.top == 10 and tight.best.config.num_workers == 10
+    assert range_fields(tight)["worker_range_stop"] == "11 workers need ~9000 MiB"

@@ -47,7 +47,16 @@ def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int) -> Measure
         noise_pct=None if cv is None else round(100 * cv, 2),
         exploration_steps=ledger.explore_steps, exploration_cost_s=round(cost_s, 3),
         exploration_cost_pct=round(100 * cost_s / ledger.explore_s, 2) if ledger.explore_s else 0.0,
-        exploration_stop=str(climb.stop_reason))
+        exploration_stop=str(climb.stop_reason), **range_fields(climb))
+
+
+def range_fields(climb: HillClimb) -> dict[str, Any]:
+    """The worker range the climb searched, where it tuned num_workers."""
+    if "num_workers" not in climb.tuned:
+        return {}
+    r = climb.range
+    return dict(max_workers_searched=r.top, worker_range_grown_from=r.grown_from,
+                worker_range_stop=r.why_stopped(climb.best.config, climb.best.starved))
 
 
 def summary(label: str, m: Measured, start_label: str) -> str:
@@ -57,8 +66,9 @@ def summary(label: str, m: Measured, start_label: str) -> str:
             f" ({m.exploration_cost_pct:.1f}% of its time); {m.exploration_stop}")
 
 
-def report(climb: HillClimb, name: str, line: str, batch_size: int) -> str:
-    """A short Markdown report: the summary line and the table of measured configurations."""
+def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: str | None) -> str:
+    """A short Markdown report: the summary line, the table of measured configurations, and the
+    worker range's end."""
     rows = []
     base = _rate(climb.measured.get(climb.start), batch_size)
     for number, m in enumerate(climb.measured.values()):
@@ -72,7 +82,8 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int) -> str:
         rows.append(row)
     return (f"# Online tuning: {name}\n\n{line}\n\n"
             "Rates are the training loop's own: batches handed out per second of step time, over"
-            " windows after each switch's start-up and buffered batches.\n\n" + to_markdown(rows))
+            " windows after each switch's start-up and buffered batches.\n\n" + to_markdown(rows)
+            + (f"\n\n{range_note}\n" if range_note else ""))
 
 
 @dataclass
@@ -95,7 +106,7 @@ class Outcome:
         measured = measured_block(climb, ledger, batch_size)
         line = summary(climb.current.label(), measured, climb.start.label())
         return cls(climb.current, measured, workload, device, line,
-                   report(climb, str(workload.get("name")), line, batch_size))
+                   report(climb, str(workload.get("name")), line, batch_size, measured.range_note()))
 
     def recipe(self) -> Recipe:
         if self._recipe is None:

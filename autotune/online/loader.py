@@ -32,6 +32,7 @@ from autotune.online.options import OnlineOptions, resolve
 from autotune.online.policy import (TUNED, ClimbSettings, FixedPolicy, HillClimb, Policy, normal,
                                     with_value)
 from autotune.online.session import Session, TunerState
+from autotune.online.worker_range import pool_memory
 from autotune.online.workload import describe, differences
 from autotune.recipe.model import Recipe, load_recipe
 from autotune.space.config import LoaderConfig
@@ -191,7 +192,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
                                  window_steps=opts.window_steps, warmup_steps=opts.warmup_steps,
                                  min_windows=opts.min_windows,
                                  max_windows=opts.max_windows)
-        return HillClimb(start, tuple(k for k in TUNED if k not in self.fixed), settings)
+        return HillClimb(start, tuple(k for k in TUNED if k not in self.fixed), settings,
+                         fits=pool_memory())
 
     def _not_tunable(self) -> str | None:
         if not self.online.enabled:

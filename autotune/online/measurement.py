@@ -3,7 +3,6 @@ their time went (the step's own work, the wait inside `__next__`, the CPU of eac
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
 from autotune.burst.window import Mark, span_rate
@@ -19,6 +18,7 @@ WAITS_SHARE = 0.05
 class Measurement:
     config: LoaderConfig
     rates: list[float] = field(default_factory=list)  # batches/s of each window
+    spans: list[float] = field(default_factory=list)  # each window's seconds, its rate's divisor
     startup_s: float | None = None  # iter() of its inner loader to its first batch
     steps: int = 0  # every step it ran, warm-up included
     # The steady steps: their count, time, the wait inside it, and the CPU of both parts.
@@ -43,7 +43,9 @@ class Measurement:
         self._window.append(step)
         if len(self._window) < window_steps:
             return False
-        self.rates.append(window_rate(self._window))
+        rate, span = window_rate(self._window)
+        self.rates.append(rate)
+        self.spans.append(span)
         self._window = []
         return True
 
@@ -65,7 +67,12 @@ class Measurement:
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(self.counted) if self.counted else 0.0
+        """Batches/s over the counted windows together: their batches over their time. A mean of
+        the windows' rates weighs a fast window's few seconds as much as a slow one's many, and
+        read 4-8% off a long run's rate on noisy windows."""
+        spans = self.spans[self.fresh_from:]
+        total = sum(spans)
+        return sum(r * s for r, s in zip(self.counted, spans)) / total if total > 0 else 0.0
 
     @property
     def wait_share(self) -> float | None:
@@ -83,8 +90,8 @@ class Measurement:
         return share is not None and share >= WAITS_SHARE
 
 
-def window_rate(steps: list[Step]) -> float:
-    """Batches/s of a window of consecutive steps. Where the backlog was read at both ends, over
+def window_rate(steps: list[Step]) -> tuple[float, float]:
+    """Batches/s of a window of consecutive steps, and the seconds it is over. Where the backlog was read at both ends, over
     the span from its first hand-out to its last, by the bursts' rule (burst/window.py): the lower
     of what the loader produced (batches taken plus the backlog's change) and what the step could
     take (batches over the time it did not wait). A window that drains the buffer a switch's new
@@ -92,11 +99,12 @@ def window_rate(steps: list[Step]) -> float:
     samples/s that way and ran at 1,200. Elsewhere, batches over the window's step time."""
     first, last = steps[0].backlog, steps[-1].backlog
     if first is None or last is None or len(steps) < 2:
-        return len(steps) / max(sum(s.step_s or 0.0 for s in steps), 1e-12)
+        span = max(sum(s.step_s or 0.0 for s in steps), 1e-12)
+        return len(steps) / span, span
     marks, t, waited = [], 0.0, 0.0
     for i, s in enumerate(steps):
         if i:  # a step's wait lies inside its step time, which ends at its hand-out
             t += s.step_s or 0.0
             waited += s.wait_s
         marks.append(Mark(t, i, s.backlog, waited))
-    return span_rate(marks, 0, len(marks) - 1)
+    return span_rate(marks, 0, len(marks) - 1), max(t, 1e-12)

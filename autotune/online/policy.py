@@ -8,7 +8,8 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
    waiting on storage), then more workers: the count its own measured rate says the step needs, at
-   least the next rung. A candidate that is not better ends that direction.
+   least the next rung, past the worker range's top where the workers wait rather than compute
+   (worker_range.py). A candidate that is not better ends that direction.
 3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used. Then the winner's curse: where the closest rival is within noise,
@@ -37,6 +38,7 @@ from typing import Generator, Protocol
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.predict import needed_workers
+from autotune.online.worker_range import Fits, WorkerRange, any_fits
 from autotune.search.choose import TARGET, TOLERANCE_FLOOR, pooled_cv, tolerance
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME, cost_order
@@ -44,7 +46,8 @@ from autotune.space.space import max_workers_for
 from autotune.strenum import StrEnum
 
 TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
-WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
 # The start is measured this many windows: enough to predict from, and a start far from the
 # best is the costliest configuration to linger on.
 START_WINDOWS = 1
@@ -100,7 +103,9 @@ class ClimbSettings:
     # The least horizon, in steps: a training whose epochs are shorter (or have no length) runs
     # several, and exploring goes on through the epochs that make up this many steps.
     min_horizon_steps: int = 600
-    max_workers: int | None = None  # None: max_workers_for(usable_cpus)
+    # The most workers tried. None: the range starts at max_workers_for(usable_cpus) and grows
+    # while more workers pay off (worker_range.py).
+    max_workers: int | None = None
     window_steps: int = 8
     # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
     warmup_steps: int = 5
@@ -112,9 +117,8 @@ class ClimbSettings:
         """The steps exploring may span (whole epochs) and its bound is a share of."""
         return max(self.epoch_steps or 0, self.min_horizon_steps)
 
-    @property
-    def top_workers(self) -> int:
-        return max_workers_for(self.usable_cpus) if self.max_workers is None else self.max_workers
+    def worker_range(self, fits: Fits = any_fits) -> WorkerRange:
+        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers, fits)
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,10 @@ def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:
 
 
 class HillClimb:
-    def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings):
+    def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
+                 fits: Fits = any_fits):
         self.settings = settings
+        self.range = settings.worker_range(fits)
         self.tuned = tuned
         start = normal(start)
         self.start = start
@@ -293,7 +299,7 @@ class HillClimb:
         if "num_workers" in self.tuned:
             jump = self._needed()
             if jump is not None:
-                yield from self._try(self._candidate("num_workers", jump))
+                yield from self._try(self._candidate("num_workers", self.range.admit(jump)))
         while self.best.starved:  # still waiting on the loader: feed it more
             for cand in self._deeper():
                 if (yield from self._try(cand)):
@@ -321,13 +327,15 @@ class HillClimb:
         return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
 
     def _needed(self) -> int | None:
-        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus,
-                              self.settings.top_workers)
+        """The prediction, capped by the cores alone (the range's top and limit apply where it is
+        tried): past the top, the range is asked to grow."""
+        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus, UNCAPPED)
 
     def _rung(self, workers: int, direction: int) -> int | None:
-        """The next worker count up or down the ladder (the counts measured are rungs too)."""
-        top = self.settings.top_workers
-        ladder = sorted({*(w for w in WORKER_LADDER if w <= top),
+        """The next worker count up or down the ladder (the range's top and the counts measured
+        are rungs too)."""
+        top = self.range.top
+        ladder = sorted({*(w for w in WORKER_LADDER if w <= top), top,
                          *(m.config.num_workers for m in self.measured.values())})
         i = ladder.index(workers) + direction
         return ladder[i] if 0 <= i < len(ladder) else None
@@ -343,10 +351,22 @@ class HillClimb:
             if deeper:
                 out.append(self._candidate("prefetch_factor", deeper[0]))
         if "num_workers" in self.tuned:
+            needed = self._needed()
             rung = self._rung(config.num_workers, 1)
+            if rung is None and self._may_grow(needed):
+                rung = self._rung(config.num_workers, 1)
             if rung is not None:
-                out.append(self._candidate("num_workers", max(rung, self._needed() or 0)))
+                out.append(self._candidate("num_workers", self.range.admit(max(rung, needed or 0))))
         return out
+
+    def _may_grow(self, needed: int | None) -> bool:
+        """The best, at the range's top, still waits on the loader: the range grows, unless the
+        prediction says the top is enough (the fetch computes and the cores are spoken for)."""
+        if needed is not None and needed <= self.range.top:
+            self.range.refuse(f"the loop waits, but the fetch measured at num_workers=0 computes:"
+                              f" the cores allow {needed} workers, within the top of {self.range.top}")
+            return False
+        return self.range.grow()
 
     def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
         """Measure `config` against the best so far (unless measured already); True when it

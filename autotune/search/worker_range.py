@@ -51,10 +51,12 @@ def at_top(workers: int, top: int) -> bool:
     return workers >= top - max(1, math.floor(TOP_SHARE * top))
 
 
-def fitting_top(config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard) -> tuple[int | None, str]:
+def fitting_top(config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard,
+                main_mib: float | None = None) -> tuple[int | None, str]:
     """The largest worker count in (top, wanted] whose pool fits in memory, with the guard's
-    reason for the first that did not."""
-    main = tree_memory_mib()[1]
+    reason for the first that did not. `main_mib`: the process without workers (default: its
+    tree now, which between bursts has none)."""
+    main = tree_memory_mib()[1] if main_mib is None else main_mib
     refused = ""
     for workers in range(wanted, top, -1):
         reason = guard.skip_reason(replace(config, num_workers=workers), main_mib=main)

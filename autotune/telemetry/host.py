@@ -59,7 +59,7 @@ class HostSampler(PeriodicSampler):
             try:
                 with proc.oneshot():
                     times = proc.cpu_times()
-                    rss_i, pss_i = _rss_pss(proc) if full else (proc.memory_info().rss, 0)
+                    rss_i, pss_i = rss_pss(proc) if full else (proc.memory_info().rss, 0)
             except psutil.Error:
                 continue  # a worker that exited between listing and reading
             rss += rss_i
@@ -112,7 +112,7 @@ def _system_busy() -> tuple[float, float] | None:
     return (busy, total) if total > 0 else None
 
 
-def _rss_pss(proc: psutil.Process) -> tuple[int, int]:
+def rss_pss(proc: psutil.Process) -> tuple[int, int]:
     """RSS and PSS in bytes. Forked workers share the parent's pages (torch's libraries alone are
     hundreds of MiB), so summed RSS overstates a pool many times; PSS does not. Where PSS is not
     readable (non-Linux), RSS stands in for it."""
@@ -130,7 +130,7 @@ def tree_memory_mib(process: psutil.Process | None = None) -> tuple[float, float
     rss = pss = 0
     for proc in [process] + process.children(recursive=True):
         try:
-            r, p = _rss_pss(proc)
+            r, p = rss_pss(proc)
         except psutil.Error:
             continue
         rss += r

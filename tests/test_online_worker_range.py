@@ -1,0 +1,25 @@
+"""The online worker range's memory check, on this process's real memory: a pool that fits the
+guard's budget is admitted, one past it is refused with the guard's reason."""
+
+from autotune.online.worker_range import WorkerRange, pool_memory
+from autotune.search.guard import MemoryGuard
+
+
+def test_pool_memory_admits_what_fits_and_says_why_not():
+    roomy = pool_memory(MemoryGuard(budget_mib=1e9, batch_mib=0.0))
+    assert roomy(8, 12) == (12, "")
+    # a budget below this process alone: no larger pool fits, and the reason names the budget
+    tight = pool_memory(MemoryGuard(budget_mib=1.0, batch_mib=0.0))
+    top, why = tight(8, 12)
+    assert top is None and "over the budget of 1 MiB" in why
+
+
+def test_a_refused_growth_keeps_the_top_and_records_why():
+    r = WorkerRange.of(8, None, fits=pool_memory(MemoryGuard(budget_mib=1.0, batch_mib=0.0)))
+    assert r.admit(20) == 8 and r.top == 8 and r.grown_from is None
+    assert "over the budget" in r.stop
+    grown = WorkerRange.of(8, None)
+    assert grown.admit(20) == 20 and grown.grown_from == 8 and grown.stop is None
+    assert grown.grow() and grown.top == 30
+    capped = WorkerRange.of(8, 8)
+    assert not capped.grow() and capped.stop == "max_workers=8"
