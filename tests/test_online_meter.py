@@ -98,7 +98,7 @@ def test_a_measurements_mean_is_its_batches_over_its_time():
     m = Measurement(LoaderConfig())
     for step_s in (0.025, 0.075):
         for i in range(8):
-            done = m.add(Step(i, step_s, 0.0, i, None), window_steps=8)
+            done = m.add(Step(i, step_s, 0.0, i, None), least=8)
         assert done
     assert abs(m.mean - 20.0) < 1e-9
     m.remeasure()  # the windows before a re-measurement are left out of the mean

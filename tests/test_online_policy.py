@@ -268,8 +268,8 @@ def test_threads_spinning_after_a_threaded_fetch_do_not_count_as_the_steps_cores
 
 def test_a_window_spans_at_least_a_convoy_of_batches():
     climb = HillClimb(LoaderConfig(), TUNED, _settings(window_steps=8))
-    assert climb._window_steps(LoaderConfig()) == 8
-    assert climb._window_steps(LoaderConfig(num_workers=14, prefetch_factor=2)) == 28
+    assert climb._window(LoaderConfig()) == (8, 10_000 - 1)
+    assert climb._window(LoaderConfig(num_workers=14, prefetch_factor=2))[0] == 28
     _fed_from(3, Loop()).run(climb)
     for config, m in climb.measured.items():  # every window as long as its convoys
         assert m.steady_steps >= m.n * max(8, config.prefetch_depth)
@@ -280,13 +280,32 @@ def test_the_warm_up_and_a_window_fit_in_an_epoch():
     would never be read (on 128-step epochs, 16 workers at prefetch 8 ran 399 steps unread)."""
     deep = LoaderConfig(num_workers=16, prefetch_factor=8)  # 128 batches in flight
     short = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=128, usable_cpus=16))
-    assert (short._warm_up(deep), short._window_steps(deep)) == (64, 64)
+    assert (short._warm_up(deep), short._window(deep)) == (64, (64, 64))
     # Where they fit, as long as the convoy: 150-step epochs, 64 in flight.
     fits = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=150))
     w8pf8 = LoaderConfig(num_workers=8, prefetch_factor=8)
-    assert (fits._warm_up(w8pf8), fits._window_steps(w8pf8)) == (65, 64)
+    assert (fits._warm_up(w8pf8), fits._window(w8pf8)) == (65, (64, 85))
     unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=None))
-    assert (unknown._warm_up(deep), unknown._window_steps(deep)) == (129, 128)
+    assert (unknown._warm_up(deep), unknown._window(deep)) == (129, (128, None))
+
+
+def test_a_window_of_fast_steps_lasts_window_s():
+    """Steps of 3 ms: 8 of them are 24 ms of the OS scheduler's jitter. A window lasts 0.1 s (34
+    steps), within what the epoch leaves after the warm-up (40-step epochs: 36)."""
+    from autotune.online.measurement import Measurement
+
+    def window_of(most):
+        m = Measurement(LoaderConfig())
+        for i in range(1, 200):
+            if m.add(Step(i, 0.003, 0.0, i, None), 8, most, 0.1):
+                return i
+
+    assert window_of(None) == 34 and window_of(36) == 34 and window_of(20) == 20
+    fast = Loop(fetch_s=0.002, step_s=0.003, cpu_share=1.0)
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    fast.run(climb)
+    for m in climb.measured.values():  # every window 0.1 s of steps, more than 8 of them
+        assert m.steady_s >= 0.1 * m.n - 1e-9 and m.steady_steps > 8 * m.n
 
 
 
@@ -300,7 +319,8 @@ def test_the_worker_range_grows_while_the_top_still_waits_on_storage():
     fields = range_fields(climb)
     assert fields["max_workers_searched"] == climb.range.top
     assert fields["worker_range_grown_from"] == 8
-    assert "below the range's top" in fields["worker_range_stop"] or "no longer waits" in fields["worker_range_stop"]
+    stop = fields["worker_range_stop"]
+    assert "below the range's top" in stop or "no longer waits" in stop
 
 
 def test_the_worker_range_stays_where_the_fetch_computes():

@@ -23,3 +23,8 @@ def test_a_refused_growth_keeps_the_top_and_records_why():
     assert grown.grow() and grown.top == 30
     capped = WorkerRange.of(8, 8)
     assert not capped.grow() and capped.stop == "max_workers=8"
+
+
+def test_a_start_above_the_default_top_is_inside_the_range():
+    assert WorkerRange.of(8, None, start=20).top == 20
+    assert WorkerRange.of(8, 6, start=20).top == 6  # max_workers given: it is the range

@@ -205,8 +205,8 @@ def online_table(report: OnlineReport) -> str:
 
 
 # The online options that shape the exploration, as the report states them.
-ONLINE_SHOWN = ("max_explore_share", "window_steps", "warmup_steps", "min_windows", "max_windows",
-                "max_workers", "cuda")
+ONLINE_SHOWN = ("max_explore_share", "window_steps", "window_s", "warmup_steps", "min_windows",
+                "max_windows", "max_workers", "cuda")
 
 
 def _online_options(options: dict[str, object]) -> str:

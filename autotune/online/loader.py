@@ -189,7 +189,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
                                  cuda=self._cuda(), bound_share=opts.max_explore_share,
                                  min_horizon_steps=opts.max_explore_steps,
                                  max_workers=opts.max_workers,
-                                 window_steps=opts.window_steps, warmup_steps=opts.warmup_steps,
+                                 window_steps=opts.window_steps, window_s=opts.window_s,
+                                 warmup_steps=opts.warmup_steps,
                                  min_windows=opts.min_windows,
                                  max_windows=opts.max_windows)
         return HillClimb(start, tuple(k for k in TUNED if k not in self.fixed), settings,

@@ -32,8 +32,9 @@ class Measurement:
     fresh_from: int = 0
     _window: list[Step] = field(default_factory=list)
 
-    def add(self, step: Step, window_steps: int) -> bool:
-        """One steady step; True when it completed a window."""
+    def add(self, step: Step, least: int, most: int | None = None, min_s: float = 0.0) -> bool:
+        """One steady step; True when it completed a window: `least` steps or more, and `min_s`
+        seconds of steps or `most` steps."""
         assert step.step_s is not None
         self.steady_steps += 1
         self.steady_s += step.step_s
@@ -41,7 +42,9 @@ class Measurement:
         self.steady_wait_cpu_s += step.wait_cpu_s
         self.steady_work_cpu_s += step.work_cpu_s
         self._window.append(step)
-        if len(self._window) < window_steps:
+        n = len(self._window)
+        if n < least or (sum(s.step_s or 0.0 for s in self._window) < min_s
+                         and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
         self.rates.append(rate)

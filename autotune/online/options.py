@@ -34,6 +34,7 @@ class OnlineOptions(BaseModel):
     max_workers: int | None = Field(None, ge=0)
     # Steps per measurement window; at least num_workers x prefetch_factor (one convoy).
     window_steps: int = Field(8, ge=2)
+    window_s: float = Field(0.1, ge=0)  # and at least this long, within the epoch's room
     warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured
     min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
     max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied

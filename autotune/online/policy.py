@@ -107,6 +107,9 @@ class ClimbSettings:
     # while more workers pay off (worker_range.py).
     max_workers: int | None = None
     window_steps: int = 8
+    # A window also lasts this many seconds (within the epoch's room): 8 steps of 3 ms are the OS
+    # scheduler's jitter, not a rate.
+    window_s: float = 0.1
     # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
     warmup_steps: int = 5
     min_windows: int = 2
@@ -117,8 +120,9 @@ class ClimbSettings:
         """The steps exploring may span (whole epochs) and its bound is a share of."""
         return max(self.epoch_steps or 0, self.min_horizon_steps)
 
-    def worker_range(self, fits: Fits = any_fits) -> WorkerRange:
-        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers, fits)
+    def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
+        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,
+                              start.num_workers, fits)
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ class HillClimb:
     def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
                  fits: Fits = any_fits):
         self.settings = settings
-        self.range = settings.worker_range(fits)
+        self.range = settings.worker_range(start, fits)
         self.tuned = tuned
         start = normal(start)
         self.start = start
@@ -184,7 +188,7 @@ class HillClimb:
             self.bounded.add(step, exploring=True)
         steady = (step.step_s is not None and step.index >= self.settings.warmup_steps
                   and step.segment_step >= self._warm_up(self.current))
-        window_done = steady and m.add(step, self._window_steps(self.current))
+        window_done = steady and m.add(step, *self._window(self.current), self.settings.window_s)
         if not window_done:
             return None
         verdict = self._judge(m)
@@ -221,16 +225,20 @@ class HillClimb:
         depth = config.prefetch_depth
         return 1 + (depth if epoch is None else min(depth, max(0, (epoch - 1) // 2)))
 
-    def _window_steps(self, config: LoaderConfig) -> int:
-        """At least as many steps as batches can be in flight: torch hands batches out in order,
-        so a deep pool delivers in convoys about that long, and a shorter window reads part of
-        one (as bursts do, burst/window.py). On an H100, 8-step windows of 14 workers read 0 to
-        1,980 samples/s around steady rates of 1,350-1,650, and ranked pin_memory 5% below its
-        absence where it was 22% ahead. Never longer than what the epoch leaves after the warm-up: on 128-step
-        epochs, 16 workers at prefetch 8 (128 in flight) were run for 399 steps and never read."""
-        steps = max(self.settings.window_steps, config.prefetch_depth)
+    def _window(self, config: LoaderConfig) -> tuple[int, int | None]:
+        """A window's least and most steps. At least as many as batches can be in flight: torch
+        hands batches out in order, so a deep pool delivers in convoys about that long, and a
+        shorter window reads part of one (as bursts do, burst/window.py). On an H100, 8-step
+        windows of 14 workers read 0 to 1,980 samples/s around steady rates of 1,350-1,650, and
+        ranked pin_memory 5% below its absence where it was 22% ahead. At most what the epoch
+        leaves after the warm-up: on 128-step epochs, 16 workers at prefetch 8 (128 in flight)
+        were run for 399 steps and never read. In between, `window_s` decides."""
+        least = max(self.settings.window_steps, config.prefetch_depth)
         epoch = self.settings.epoch_steps
-        return steps if epoch is None else max(2, min(steps, epoch - self._warm_up(config)))
+        if epoch is None:
+            return least, None
+        most = max(2, epoch - self._warm_up(config))
+        return min(least, most), most
 
     def _judge(self, m: Measurement) -> Verdict:
         """Whether the running request is measured enough, and how it compares."""

@@ -67,10 +67,13 @@ class WorkerRange:
     stop: str | None = None  # why it could not grow, when it was asked to
 
     @classmethod
-    def of(cls, default_top: int, max_workers: int | None, fits: Fits = any_fits) -> "WorkerRange":
+    def of(cls, default_top: int, max_workers: int | None, start: int = 0,
+           fits: Fits = any_fits) -> "WorkerRange":
+        """The max_workers option where given; else from the default top, or the start's count
+        where the user started above it."""
         if max_workers is not None:
             return cls(max_workers, max_workers, True, fits)
-        return cls(default_top, max(HARD_LIMIT, default_top), False, fits)
+        return cls(max(default_top, start), max(HARD_LIMIT, default_top, start), False, fits)
 
     def admit(self, wanted: int) -> int:
         """The count to try for `wanted` workers: the range grows to it where it may, else its
