@@ -57,7 +57,8 @@ def test_the_online_tuner_measures_pin_memory_on_cuda():
     # Only pin_memory is left to tune: its candidate is measured once the start is.
     loader = autotune.DataLoader(Noise(), batch_size=32, shuffle=True, num_workers=2,
                                  fixed=("num_workers", "prefetch_factor", "persistent_workers"),
-                                 online={"results_dir": None, "cuda": True, "window_steps": 4})
+                                 online={"results_dir": None, "cuda": True, "window_steps": 4,
+                                         "window_s": 0.0})
     model = nn.Conv2d(3, 16, 3).cuda()
     for _ in range(3):  # the recipe is made once the switch to the choice has settled
         for batch in loader:

@@ -24,7 +24,7 @@ FAST_WITH_WORKERS = (0.010, 0.005)  # step seconds: without workers, with any
 
 def _tuned(n=240, **online):
     loader = autotune.DataLoader(Indices(n), batch_size=1, online={
-        "max_explore_share": 1.0, "window_steps": 4, "fixed": ["prefetch_factor"],
+        "max_explore_share": 1.0, "window_steps": 4, "window_s": 0.0, "fixed": ["prefetch_factor"],
         "max_workers": 2, **online})
     climb = loader._session.policy
     loader.tune_with(climb, clock=StepClock(lambda: loader.config, FAST_WITH_WORKERS,
