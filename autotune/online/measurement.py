@@ -31,6 +31,7 @@ class Measurement:
     # and the windows that made it look best were selected for being high (the winner's curse).
     fresh_from: int = 0
     _window: list[Step] = field(default_factory=list)
+    _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 
     def add(self, step: Step, least: int, most: int | None = None, min_s: float = 0.0) -> bool:
         """One steady step; True when it completed a window: `least` steps or more, and `min_s`
@@ -42,22 +43,26 @@ class Measurement:
         self.steady_wait_cpu_s += step.wait_cpu_s
         self.steady_work_cpu_s += step.work_cpu_s
         self._window.append(step)
+        self._window_s += step.step_s
         n = len(self._window)
-        if n < least or (sum(s.step_s or 0.0 for s in self._window) < min_s
-                         and (most is None or n < most)):
+        if n < least or (self._window_s < min_s and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
         self.rates.append(rate)
         self.spans.append(span)
-        self._window = []
+        self._new_window()
         return True
+
+    def _new_window(self) -> None:
+        self._window = []
+        self._window_s = 0.0
 
     def resumed(self) -> None:
         """It runs again after others: a window is not made of two segments' steps."""
-        self._window = []
+        self._new_window()
 
     def remeasure(self) -> None:
-        self._window = []
+        self._new_window()
         self.fresh_from = len(self.rates)
 
     @property
@@ -94,12 +99,13 @@ class Measurement:
 
 
 def window_rate(steps: list[Step]) -> tuple[float, float]:
-    """Batches/s of a window of consecutive steps, and the seconds it is over. Where the backlog was read at both ends, over
-    the span from its first hand-out to its last, by the bursts' rule (burst/window.py): the lower
-    of what the loader produced (batches taken plus the backlog's change) and what the step could
-    take (batches over the time it did not wait). A window that drains the buffer a switch's new
-    workers filled is no longer read as their rate: on an H100, 9 workers' windows read 1,412
-    samples/s that way and ran at 1,200. Elsewhere, batches over the window's step time."""
+    """Batches/s of a window of consecutive steps, and the seconds it is over. Where the backlog
+    was read at both ends, over the span from its first hand-out to its last, by the bursts' rule
+    (burst/window.py): the lower of what the loader produced (batches taken plus the backlog's
+    change) and what the step could take (batches over the time it did not wait). A window that
+    drains the buffer a switch's new workers filled is no longer read as their rate: on an H100, 9
+    workers' windows read 1,412 samples/s that way and ran at 1,200. Elsewhere, batches over the
+    window's step time."""
     first, last = steps[0].backlog, steps[-1].backlog
     if first is None or last is None or len(steps) < 2:
         span = max(sum(s.step_s or 0.0 for s in steps), 1e-12)
