@@ -14,7 +14,8 @@ from torch.utils.data import IterableDataset
 import autotune
 from autotune.errors import OptionsError
 from autotune.online.loader import TORCH_DATALOADER
-from autotune.online.policy import HillClimb, normal
+from autotune.online.climb_types import normal
+from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
 from autotune.recipe.model import Recipe, load_recipe
 from online_fakes import Indices, StepClock, _nothing_written_at_exit, as_lists  # noqa: F401

@@ -29,8 +29,8 @@ from autotune.online.finish import Outbox
 from autotune.online.inner import TORCH_DATALOADER, InnerLoaders
 from autotune.online.meter import Clock, Meter
 from autotune.online.options import OnlineOptions, resolve
-from autotune.online.policy import (TUNED, ClimbSettings, FixedPolicy, HillClimb, Policy, normal,
-                                    with_value)
+from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
+from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.session import Session, TunerState
 from autotune.online.worker_range import pool_memory
 from autotune.online.workload import describe, differences

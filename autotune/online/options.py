@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from autotune.errors import OptionsError, first_error, json_object
-from autotune.online.policy import TUNED
+from autotune.online.climb_types import TUNED
 
 ENV_VAR = "AUTOTUNE_ONLINE"
 

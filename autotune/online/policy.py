@@ -33,38 +33,16 @@ measured start-up, paid again every epoch, is at least 1% of an epoch.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Generator, Protocol
+from typing import Protocol
 
+from autotune.online.climb_types import (START_WINDOWS, ClimbSettings, Request, StopReason,
+                                         Verdict, normal)
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
-from autotune.online.predict import needed_workers
-from autotune.online.worker_range import Fits, WorkerRange, any_fits
-from autotune.search.choose import TARGET, TOLERANCE_FLOOR, pooled_cv, tolerance
+from autotune.online.plan import ClimbPlan
+from autotune.online.worker_range import Fits, any_fits
+from autotune.search.choose import TARGET, pooled_cv, tolerance
 from autotune.space.config import LoaderConfig
-from autotune.space.knobs import BY_NAME, cost_order
-from autotune.space.space import max_workers_for
-from autotune.strenum import StrEnum
-
-TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
-WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
-UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
-# The start is measured this many windows: enough to predict from, and a start far from the
-# best is the costliest configuration to linger on.
-START_WINDOWS = 1
-
-
-class Verdict(StrEnum):
-    BETTER = "better"
-    WORSE = "worse"
-    TIED = "tied"
-    OPEN = "open"  # not measured enough to tell
-
-
-class StopReason(StrEnum):
-    RESOLVED = "resolved within the measured noise"
-    BOUND = "exploration bound reached"
-    EPOCH_END = "exploring epochs ended"
-    NOTHING = "nothing to tune"
 
 
 class Policy(Protocol):
@@ -92,67 +70,7 @@ class FixedPolicy:
         return None
 
 
-@dataclass(frozen=True)
-class ClimbSettings:
-    epoch_steps: int | None  # the first epoch's length, where the sampler has one
-    usable_cpus: int
-    cuda: bool
-    # The exploration bound: the time lost against the best so far may reach this share of the
-    # horizon's time at the best's rate.
-    bound_share: float = 0.1
-    # The least horizon, in steps: a training whose epochs are shorter (or have no length) runs
-    # several, and exploring goes on through the epochs that make up this many steps.
-    min_horizon_steps: int = 600
-    # The most workers tried. None: the range starts at max_workers_for(usable_cpus) and grows
-    # while more workers pay off (worker_range.py).
-    max_workers: int | None = None
-    window_steps: int = 8
-    # A window also lasts this many seconds (within the epoch's room): 8 steps of 3 ms are the OS
-    # scheduler's jitter, not a rate.
-    window_s: float = 0.1
-    # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
-    warmup_steps: int = 5
-    min_windows: int = 2
-    max_windows: int = 6
-
-    @property
-    def horizon_steps(self) -> int:
-        """The steps exploring may span (whole epochs) and its bound is a share of."""
-        return max(self.epoch_steps or 0, self.min_horizon_steps)
-
-    def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
-        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,
-                              start.num_workers, fits)
-
-
-@dataclass(frozen=True)
-class Request:
-    """A configuration to measure: a candidate judged against the best, or the best itself
-    measured again (`again`) for fresh windows."""
-
-    config: LoaderConfig
-    again: bool = False
-
-
-def cost(config: LoaderConfig) -> tuple[float, ...]:
-    """The registry's cheapest-first order (fewest workers, smallest prefetch, no pinning)."""
-    return tuple(config.cost_of(knob) for knob in cost_order())
-
-
-def normal(config: LoaderConfig) -> LoaderConfig:
-    """`config` as torch runs it: no prefetch or persistence without workers, torch's implied
-    prefetch spelled out with them (so that one configuration has one key)."""
-    if config.num_workers == 0:
-        return replace(config, prefetch_factor=None, persistent_workers=False)
-    return replace(config, prefetch_factor=BY_NAME["prefetch_factor"].effective(config.prefetch_factor))
-
-
-def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:
-    """`config` with one knob changed, kept valid for torch."""
-    return normal(replace(config, **{name: value}))
-
-
-class HillClimb:
+class HillClimb(ClimbPlan):
     def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
                  fits: Fits = any_fits):
         self.settings = settings
@@ -299,119 +217,3 @@ class HillClimb:
         if abs(gain) <= TARGET:
             return Verdict.TIED
         return Verdict.BETTER if gain > 0 else Verdict.WORSE
-
-    # -- the plan: configurations to measure, each judged against the best so far ------------
-
-    def _plan(self) -> Generator[Request, Verdict, None]:
-        s = self.settings
-        if "num_workers" in self.tuned:
-            jump = self._needed()
-            if jump is not None:
-                yield from self._try(self._candidate("num_workers", self.range.admit(jump)))
-        while self.best.starved:  # still waiting on the loader: feed it more
-            for cand in self._deeper():
-                if (yield from self._try(cand)):
-                    break
-            else:
-                break
-        while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
-            fewer = self._rung(self.best.config.num_workers, -1)
-            if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
-                break
-        if "pin_memory" in self.tuned and s.cuda:
-            yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
-        yield from self._confirm()
-
-    def _candidate(self, name: str, value: object) -> LoaderConfig:
-        """The best with one knob changed. Where persistence is tuned, candidates keep their
-        workers across an epoch's end (no effect inside an epoch): exploring over short epochs
-        does not restart them, and the choice of persistence at the end switches nothing."""
-        config = with_value(self.best.config, name, value)
-        if "persistent_workers" in self.tuned and config.num_workers > 0:
-            config = replace(config, persistent_workers=True)
-        return config
-
-    def _at_zero(self) -> Measurement | None:
-        return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
-
-    def _needed(self) -> int | None:
-        """The prediction, capped by the cores alone (the range's top and limit apply where it is
-        tried): past the top, the range is asked to grow."""
-        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus, UNCAPPED)
-
-    def _rung(self, workers: int, direction: int) -> int | None:
-        """The next worker count up or down the ladder (the range's top and the counts measured
-        are rungs too)."""
-        top = self.range.top
-        ladder = sorted({*(w for w in WORKER_LADDER if w <= top), top,
-                         *(m.config.num_workers for m in self.measured.values())})
-        i = ladder.index(workers) + direction
-        return ladder[i] if 0 <= i < len(ladder) else None
-
-    def _deeper(self) -> list[LoaderConfig]:
-        """For a starved loop, cheapest first: a deeper prefetch, then more workers (at least the
-        next rung, more where its own rate says the step needs them)."""
-        config = self.best.config
-        out = []
-        pf = BY_NAME["prefetch_factor"]
-        if "prefetch_factor" in self.tuned and config.num_workers > 0:
-            deeper = [v for v in pf.values if v > pf.effective(config.prefetch_factor)]
-            if deeper:
-                out.append(self._candidate("prefetch_factor", deeper[0]))
-        if "num_workers" in self.tuned:
-            needed = self._needed()
-            rung = self._rung(config.num_workers, 1)
-            if rung is None and self._may_grow(needed):
-                rung = self._rung(config.num_workers, 1)
-            if rung is not None:
-                out.append(self._candidate("num_workers", self.range.admit(max(rung, needed or 0))))
-        return out
-
-    def _may_grow(self, needed: int | None) -> bool:
-        """The best, at the range's top, still waits on the loader: the range grows, unless the
-        prediction says the top is enough (the fetch computes and the cores are spoken for)."""
-        if needed is not None and needed <= self.range.top:
-            self.range.refuse(f"the loop waits, but the fetch measured at num_workers=0 computes:"
-                              f" the cores allow {needed} workers, within the top of {self.range.top}")
-            return False
-        return self.range.grow()
-
-    def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
-        """Measure `config` against the best so far (unless measured already); True when it
-        took the best's place."""
-        if config == self.best.config:
-            return False
-        known = self.measured.get(config)
-        verdict = (self.verdict(self.best, known) if known is not None and known.n else
-                   (yield Request(config)))
-        return self._adopt(self.measured[config], verdict)
-
-    def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
-        """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
-        cheaper = cost(cand.config) < cost(self.best.config)
-        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
-            self.best = cand
-            return True
-        return False
-
-    def _confirm(self) -> Generator[Request, Verdict, None]:
-        """The winner's curse: a best chosen over a rival within noise was selected for its high
-        windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
-        rivals = [m for m in self.measured.values() if m is not self.best and m.n]
-        if not rivals:
-            return
-        rival = max(rivals, key=lambda m: m.mean)
-        if self.verdict(self.best, rival) is Verdict.WORSE:
-            return
-        yield Request(self.best.config, again=True)
-        self._adopt(rival, self.verdict(self.best, rival))
-
-    def _persistence(self, config: LoaderConfig) -> LoaderConfig:
-        if "persistent_workers" not in self.tuned or config.num_workers == 0:
-            return config
-        m = self.measured.get(config)
-        epoch_s = (None if m is None or not m.mean or self.settings.epoch_steps is None
-                   else self.settings.epoch_steps / m.mean)
-        startup = None if m is None else m.startup_s
-        keep = epoch_s is None or startup is None or startup >= TOLERANCE_FLOOR * epoch_s
-        return replace(config, persistent_workers=keep)

@@ -1,0 +1,95 @@
+"""The online climb's vocabulary: the knobs it tunes, its settings, the verdicts it reaches and why
+it stops, and the configuration helpers the loader and the plan share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from autotune.online.worker_range import Fits, WorkerRange, any_fits
+from autotune.space.config import LoaderConfig
+from autotune.space.knobs import BY_NAME, cost_order
+from autotune.space.space import max_workers_for
+from autotune.strenum import StrEnum
+
+TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
+WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
+# The start is measured this many windows: enough to predict from, and a start far from the
+# best is the costliest configuration to linger on.
+START_WINDOWS = 1
+
+
+class Verdict(StrEnum):
+    BETTER = "better"
+    WORSE = "worse"
+    TIED = "tied"
+    OPEN = "open"  # not measured enough to tell
+
+
+class StopReason(StrEnum):
+    RESOLVED = "resolved within the measured noise"
+    BOUND = "exploration bound reached"
+    EPOCH_END = "exploring epochs ended"
+    NOTHING = "nothing to tune"
+    FAILED = "a configuration failed"
+    INCOMPLETE = "exploration incomplete"
+
+
+@dataclass(frozen=True)
+class ClimbSettings:
+    epoch_steps: int | None  # the first epoch's length, where the sampler has one
+    usable_cpus: int
+    cuda: bool
+    # The exploration bound: the time lost against the best so far may reach this share of the
+    # horizon's time at the best's rate.
+    bound_share: float = 0.1
+    # The least horizon, in steps: a training whose epochs are shorter (or have no length) runs
+    # several, and exploring goes on through the epochs that make up this many steps.
+    min_horizon_steps: int = 600
+    # The most workers tried. None: the range starts at max_workers_for(usable_cpus) and grows
+    # while more workers pay off (worker_range.py).
+    max_workers: int | None = None
+    window_steps: int = 8
+    # A window also lasts this many seconds (within the epoch's room): 8 steps of 3 ms are the OS
+    # scheduler's jitter, not a rate.
+    window_s: float = 0.1
+    # The run's first steps are nobody's steady state (allocators, cuDNN autotuning, caches).
+    warmup_steps: int = 5
+    min_windows: int = 2
+    max_windows: int = 6
+
+    @property
+    def horizon_steps(self) -> int:
+        """The steps exploring may span (whole epochs) and its bound is a share of."""
+        return max(self.epoch_steps or 0, self.min_horizon_steps)
+
+    def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
+        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,
+                              start.num_workers, fits)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A configuration to measure: a candidate judged against the best, or the best itself
+    measured again (`again`) for fresh windows."""
+
+    config: LoaderConfig
+    again: bool = False
+
+
+def cost(config: LoaderConfig) -> tuple[float, ...]:
+    """The registry's cheapest-first order (fewest workers, smallest prefetch, no pinning)."""
+    return tuple(config.cost_of(knob) for knob in cost_order())
+
+
+def normal(config: LoaderConfig) -> LoaderConfig:
+    """`config` as torch runs it: no prefetch or persistence without workers, torch's implied
+    prefetch spelled out with them (so that one configuration has one key)."""
+    if config.num_workers == 0:
+        return replace(config, prefetch_factor=None, persistent_workers=False)
+    return replace(config, prefetch_factor=BY_NAME["prefetch_factor"].effective(config.prefetch_factor))
+
+
+def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:
+    """`config` with one knob changed, kept valid for torch."""
+    return normal(replace(config, **{name: value}))
