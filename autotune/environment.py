@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from importlib import metadata
 import platform
 import socket
 from typing import Any
@@ -29,8 +30,6 @@ def gpu_name(device: torch.device) -> str | None:
 def collect(device: torch.device | None = None, ranks: int | None = None) -> dict[str, Any]:
     """Where a measurement holds: kept with every trial and in the recipe. `ranks`: the ranks per
     node it was measured under (default: as the environment says)."""
-    import torchvision
-
     cpus = usable_cpus(ranks=ranks)
     device = device or torch.device("cpu")
     return {
@@ -43,10 +42,19 @@ def collect(device: torch.device | None = None, ranks: int | None = None) -> dic
         "hostname": socket.gethostname(),
         "python": platform.python_version(),
         "torch": torch.__version__.split("+")[0],
-        "torchvision": torchvision.__version__.split("+")[0],
+        "torchvision": _version("torchvision"),
         "cuda": torch.version.cuda if torch.cuda.is_available() else None,
         **job_identity(os.environ),
     }
+
+
+def _version(package: str) -> str | None:
+    """An installed package's version from its metadata: no import (torchvision's costs seconds,
+    and the online loader writes its recipe from inside a training step)."""
+    try:
+        return metadata.version(package).split("+")[0]
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def describe(ranks: int | None = None) -> dict[str, Any]:

@@ -25,6 +25,14 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_loader_registry():
+    """Each test's loaders start a process of their own: no name or choice of another test's."""
+    from autotune.online import registry
+
+    registry.reset()
+
+
 # Started by Python's multiprocessing the first time a test spawns processes (the rank tests do),
 # they live until the session ends: not workers a test left behind.
 SESSION_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")

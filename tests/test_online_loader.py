@@ -98,10 +98,31 @@ def test_finisher_writes_recipe_and_report(tmp_path):
     assert load_recipe(run_dir / "recipe.json").config == loader.recipe.config
     report = (run_dir / "report.md").read_text()
     assert "autotune.DataLoader chose w1" in report and "| **" in report
-    assert loader.write_results() is None  # once
+    assert loader.write_results() == run_dir  # one folder per loader, rewritten in place
+    assert list((tmp_path / "runs").iterdir()) == [run_dir]
 
 
-def test_nothing_written_before_tuning_ended(tmp_path):
+def test_written_when_exploring_ends_not_only_at_exit(tmp_path):
+    loader = _tuned(results_dir=str(tmp_path), name="unit")
+    list(loader)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert load_recipe(run_dir / "recipe.json").measured.exploration_complete is True
+
+
+def test_a_run_that_ends_while_exploring_leaves_the_best_so_far_marked_incomplete(tmp_path):
+    loader = _tuned(results_dir=str(tmp_path), name="unit", max_explore_steps=10_000)
+    it = iter(loader)
+    for _ in range(40):  # the start is measured, a candidate under way
+        next(it)
+    assert loader.tuner_state.exploring
+    run_dir = loader.write_results()  # what exit or SIGTERM writes (at_exit.write_all)
+    m = load_recipe(run_dir / "recipe.json").measured
+    assert m.exploration_complete is False and m.samples_per_s is not None
+    assert m.exploration_stop.startswith("exploration incomplete (") and "steps)" in m.exploration_stop
+    assert "exploration incomplete" in (run_dir / "report.md").read_text()
+
+
+def test_nothing_written_before_anything_was_measured(tmp_path):
     loader = autotune.DataLoader(Indices(8), batch_size=1, online={"results_dir": str(tmp_path)})
     assert loader.write_results() is None and not (tmp_path / "runs").exists()
 

@@ -3,6 +3,10 @@ DataLoader per configuration, switched when the policy says so.
 
 A switch happens inside the `__next__` that follows the policy's decision, so its start-up (the
 new workers' start and their first batch) is in the loop's own wait and step time.
+
+The data path (the stream, the inner loaders) runs unguarded: its errors are torch's. autotune's
+bookkeeping around it runs through the session's guard, and a configuration the tuner chose that
+fails to start or to fetch hands its batches to another (session.fallback_after).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any, Iterator
 import torch
 
 from autotune.online.index_stream import IndexStream
+from autotune.online.inner import unwatched
 from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
 
@@ -27,8 +32,10 @@ class OnlineEpoch(Iterator[Any]):
         self._generator = torch.Generator().manual_seed(seed)
         self._length = length
         self._inner: Iterator[Any] | None = None
+        self._config: LoaderConfig | None = None  # the running inner loader's
         self._switch_to: LoaderConfig | None = session.policy.current
-        self._done = False
+        self.done = False
+        session.open_epoch(self)
 
     def __iter__(self) -> "OnlineEpoch":
         return self
@@ -39,40 +46,67 @@ class OnlineEpoch(Iterator[Any]):
         return self._length
 
     def __next__(self) -> Any:
-        if self._done:
+        if self.done:
             raise StopIteration
         s = self._session
         if self._inner is not None and s.running is not self._inner:
-            self._done = True  # the loader was closed: this epoch's workers are gone
+            self.done = True  # the loader was closed: this epoch's workers are gone
             raise StopIteration
-        s.meter.enter()
+        s.guard.call(s.before_next)
         if self._switch_to is not None and self._inner is not None and self.stream.drained():
             self._switch_to = None  # the epoch is over: no workers start for nothing
         if self._switch_to is not None:
             self._start(self._switch_to)
-        assert self._inner is not None
-        try:
-            batch = next(self._inner)
-        except StopIteration:
-            self._done = True
-            s.epoch_ended()
-            raise
+        batch = self._fetch()
         self.stream.mark_delivered()
-        # The backlog is read only while exploring: after it, nothing is measured.
-        backlog = s.ready(self._inner) if s.policy.exploring else None
-        self._switch_to = s.handed_out(s.meter.handed_out(backlog))
+        self._switch_to = s.guard.call(s.delivered, self._inner, self.stream.exhausted)
         return batch
 
-    def _start(self, config: LoaderConfig) -> None:
+    def _fetch(self) -> Any:
+        """The next batch; where a configuration the tuner chose raises, the same batch from the
+        one that replaces it."""
         s = self._session
-        if self._inner is not None:  # a switch: the old loader's undelivered batches go first
-            s.retire(self._inner)
-            self.stream.switch()
-        s.meter.switching()
-        with warnings.catch_warnings():
-            # torch's advice on a worker count above the CPUs is for the user's own choice (the
-            # outer loader gave it, where it applies); a count the tuner tries is measured.
-            warnings.filterwarnings("ignore", message="This DataLoader will create")
-            self._inner = iter(s.inner_loader(config, self._generator))
-        s.running = self._inner
-        self._switch_to = None
+        while True:
+            assert self._inner is not None and self._config is not None
+            try:
+                return next(self._inner)
+            except StopIteration:
+                self.done = True
+                s.guard.call(s.epoch_ended)
+                raise
+            except Exception as exc:
+                fallback = s.fallback_after(exc, self._config)
+                if fallback is None:
+                    raise
+                self._start(fallback)
+
+    def _start(self, config: LoaderConfig) -> None:
+        """Run `config` from here on: the old loader's undelivered batches go first. A tuned
+        configuration whose workers cannot start gives way as one that fails to fetch does."""
+        s = self._session
+        while True:
+            if self._inner is not None:
+                s.retire(self._inner)
+                self.stream.switch()
+            s.guard.call(s.meter.switching)
+            self._switch_to = None
+            try:
+                with warnings.catch_warnings():
+                    # torch's advice on a worker count above the CPUs is for the user's own choice
+                    # (the outer loader gave it, where it applies); a count the tuner tries is
+                    # measured.
+                    warnings.filterwarnings("ignore", message="This DataLoader will create")
+                    self._inner = iter(s.inner_loader(config, self._generator))
+            except Exception as exc:
+                self._inner = None
+                self.stream.switch()  # what its start pulled goes to the next one
+                fallback = s.fallback_after(exc, config)
+                if fallback is None:
+                    raise
+                config = fallback
+                continue
+            if config != s.given:
+                unwatched(self._inner)
+            self._config = config
+            s.running, s.running_config = self._inner, config
+            return

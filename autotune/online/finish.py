@@ -1,53 +1,70 @@
 """What online tuning leaves behind: the recipe (the CLI's model), a one-line summary on the
-"autotune" logger, and at exit the recipe and a short report in a run folder under results/."""
+"autotune" logger, and a short report, written into a run folder under results/ as soon as
+exploring ends, checkpointed while it goes on, and rewritten at exit or on SIGTERM (at_exit.py).
+A run that ends while exploring leaves the best configuration measured so far, marked
+`exploration incomplete`. A figure that was not measured is null (n/a), never 0 or 1.0x."""
 
 from __future__ import annotations
 
-import atexit
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from autotune import environment
-from autotune.errors import AutotuneError
-from autotune.online.meter import Ledger
+from autotune.online import at_exit
 from autotune.online.measurement import Measurement
+from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.recipe.model import Measured, Recipe
-from autotune.space.config import LoaderConfig
 from autotune.report.table import COLUMNS, to_markdown
 from autotune.run_folder import new_run_dir
+from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
 # An online run folder's workload slug starts with this (`autotune run` finds them by it).
 ONLINE_PREFIX = "online-"
+RATES_NOTE = ("Rates are the training loop's own: batches handed out per second of step time, over"
+              " windows after each switch's start-up and buffered batches.")
 
 
 def _rate(m: Measurement | None, batch_size: int) -> float | None:
-    return None if m is None or not m.n else m.mean * batch_size
+    return None if m is None or not m.n or m.mean <= 0 else m.mean * batch_size
 
 
-def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int) -> Measured:
-    """What the climb measured of the configuration it chose. Rates are samples/s over the steady
-    windows; the baseline is the starting configuration's."""
-    best = climb.best
-    rate = _rate(best, batch_size) or 0.0
-    base = _rate(climb.measured.get(climb.start), batch_size) or rate
-    cost_s = ledger.cost_s(1 / best.mean if best.mean else None)
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _text(value: float | None, fmt: str) -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
+def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: LoaderConfig,
+                   stop: str, error: str | None = None) -> Measured:
+    """What the climb measured of `config` (the one chosen, the best so far, or the one running
+    when tuning stopped). Rates are samples/s over the steady windows; the baseline is the
+    starting configuration's."""
+    m = climb.measured.get(config) or climb.measured.get(climb.best.config)
+    rate = _rate(m, batch_size)
+    base = _rate(climb.measured.get(climb.start), batch_size)
+    cost_s = ledger.cost_s(batch_size / rate) if rate else None
     cv = climb.noise_cv()
+    failed = {c.label(): f.failed for c, f in climb.measured.items() if f.failed}
     return Measured(
-        samples_per_s=round(rate, 2), baseline_samples_per_s=round(base, 2),
-        speedup=round(rate / base, 3) if base else 1.0,
-        data_wait_pct=None if best.wait_pct is None else round(best.wait_pct, 2),
-        startup_s=None if best.startup_s is None else round(best.startup_s, 3),
-        trials=len(climb.measured), measurements=best.n,
+        samples_per_s=_round(rate, 2), baseline_samples_per_s=_round(base, 2),
+        speedup=round(rate / base, 3) if rate and base else None,
+        data_wait_pct=None if m is None or m.wait_pct is None else round(m.wait_pct, 2),
+        startup_s=None if m is None or m.startup_s is None else round(m.startup_s, 3),
+        trials=len(climb.measured), measurements=None if m is None else m.n,
         noise_pct=None if cv is None else round(100 * cv, 2),
-        exploration_steps=ledger.explore_steps, exploration_cost_s=round(cost_s, 3),
-        exploration_cost_pct=round(100 * cost_s / ledger.explore_s, 2) if ledger.explore_s else 0.0,
-        exploration_stop=str(climb.stop_reason), **range_fields(climb))
+        exploration_steps=ledger.explore_steps, exploration_cost_s=_round(cost_s, 3),
+        exploration_cost_pct=(round(100 * cost_s / ledger.explore_s, 2)
+                              if cost_s is not None and ledger.explore_s else None),
+        exploration_stop=stop, exploration_complete=not climb.exploring,
+        failed_configurations=failed or None, tuning_error=error, **range_fields(climb))
 
 
 def range_fields(climb: HillClimb) -> dict[str, Any]:
@@ -60,10 +77,16 @@ def range_fields(climb: HillClimb) -> dict[str, Any]:
 
 
 def summary(label: str, m: Measured, start_label: str) -> str:
-    return (f"autotune.DataLoader chose {label}: {m.samples_per_s:.1f} samples/s,"
-            f" {m.speedup:.2f}x over {start_label} as started; {m.trials} configurations in"
-            f" {m.exploration_steps} steps, exploration cost {m.exploration_cost_s:.2f} s"
-            f" ({m.exploration_cost_pct:.1f}% of its time); {m.exploration_stop}")
+    cost = ("n/a" if m.exploration_cost_s is None else
+            f"{m.exploration_cost_s:.2f} s ({_text(m.exploration_cost_pct, '.1f')}% of its time)")
+    line = (f"autotune.DataLoader chose {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
+            f" {_text(m.speedup, '.2f')}x over {start_label} as started; {m.trials} configurations"
+            f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}")
+    if m.failed_configurations:
+        line += f"; failed: {', '.join(m.failed_configurations)}"
+    if m.tuning_error:
+        line += f"; tuning stopped after autotune's own error ({m.tuning_error})"
+    return line
 
 
 def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: str | None) -> str:
@@ -73,24 +96,20 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
     base = _rate(climb.measured.get(climb.start), batch_size)
     for number, m in enumerate(climb.measured.values()):
         rate = _rate(m, batch_size)
+        status = ("best" if m is climb.best and not m.failed else
+                  f"failed: {m.failed}" if m.failed else f"ok ({m.n} windows, {m.steps} steps)")
         row: dict[str, Any] = dict.fromkeys(COLUMNS)
-        row.update(trial=number, **m.config.as_dict(),
-                   samples_per_s=None if rate is None else round(rate, 1),
+        row.update(trial=number, **m.config.as_dict(), samples_per_s=_round(rate, 1),
                    speedup=None if rate is None or not base else round(rate / base, 2),
-                   data_wait_pct=None if m.wait_pct is None else round(m.wait_pct, 1),
-                   status="best" if m is climb.best else f"ok ({m.n} windows, {m.steps} steps)")
+                   data_wait_pct=_round(m.wait_pct, 1), status=status)
         rows.append(row)
-    return (f"# Online tuning: {name}\n\n{line}\n\n"
-            "Rates are the training loop's own: batches handed out per second of step time, over"
-            " windows after each switch's start-up and buffered batches.\n\n" + to_markdown(rows)
-            + (f"\n\n{range_note}\n" if range_note else ""))
+    return (f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n" + to_markdown(rows)
+            + (f"\n\n{range_note}\n" if range_note else "\n"))
 
 
 @dataclass
 class Outcome:
-    """What tuning found, in the form it is logged, shown and written. The recipe is made when
-    first asked for (loader.recipe, or at exit): its environment block imports torchvision,
-    seconds that must not land in a training step."""
+    """What tuning found, in the form it is logged, shown and written."""
 
     config: LoaderConfig
     measured: Measured
@@ -102,11 +121,38 @@ class Outcome:
 
     @classmethod
     def of(cls, climb: HillClimb, ledger: Ledger, workload: dict[str, Any], batch_size: int,
-           device: torch.device) -> "Outcome":
-        measured = measured_block(climb, ledger, batch_size)
-        line = summary(climb.current.label(), measured, climb.start.label())
-        return cls(climb.current, measured, workload, device, line,
+           device: torch.device, *, running: LoaderConfig | None = None,
+           error: str | None = None) -> "Outcome":
+        """The climb's choice; while it still explores, the best so far (`exploration
+        incomplete`); after an error of autotune's own, `running`, the configuration the loader
+        stays on."""
+        if climb.exploring:
+            config = climb.choice_so_far()
+            stop = f"{climb.stop_reason or 'exploration incomplete'} ({ledger.explore_steps} steps)"
+        else:
+            config, stop = climb.current, str(climb.stop_reason)
+        if error is not None and running is not None:
+            config = running
+        measured = measured_block(climb, ledger, batch_size, config, stop, error)
+        line = summary(config.label(), measured, climb.start.label())
+        return cls(config, measured, workload, device, line,
                    report(climb, str(workload.get("name")), line, batch_size, measured.range_note()))
+
+    @classmethod
+    def untuned(cls, config: LoaderConfig, why: str, ledger: Ledger, workload: dict[str, Any],
+                batch_size: int, device: torch.device, error: str | None = None) -> "Outcome":
+        """A loader that ran one configuration (an evaluation loader, or tuning that failed before
+        it measured anything): its own rate in the loop, where it ran steps."""
+        rate = (ledger.tuned_steps + ledger.explore_steps) * batch_size / (
+            ledger.tuned_s + ledger.explore_s) if ledger.tuned_s + ledger.explore_s > 0 else None
+        measured = Measured(samples_per_s=_round(rate, 2), baseline_samples_per_s=None,
+                            speedup=None, exploration_steps=0, exploration_stop=why,
+                            exploration_complete=None, tuning_error=error)
+        line = (f"autotune.DataLoader ran {config.label()}: {_text(rate, '.1f')} samples/s in the"
+                f" loop; {why}" + (f" (autotune's own error: {error})" if error else ""))
+        text = (f"# Online tuning: {workload.get('name')}\n\n{line}\n\nThe rate is the training"
+                " loop's own: batches handed out per second of step time, every step counted.\n")
+        return cls(config, measured, workload, device, line, text)
 
     def recipe(self) -> Recipe:
         if self._recipe is None:
@@ -118,30 +164,46 @@ class Outcome:
 
 @dataclass
 class Outbox:
-    """What is written at exit; filled in when tuning ends. Holds no loader, so that a loader
-    dropped before exit still leaves its results."""
+    """Where a loader's results go. Holds no loader, so that a loader dropped before exit still
+    leaves its results. `interim` makes the outcome of a run still exploring; one run folder per
+    loader, rewritten as the outcome changes: a loader dropped while exploring leaves its last
+    checkpoint."""
 
     results_dir: Path | None
     name: str
     outcome: Outcome | None = None
+    # Gives the maker of an interim outcome, or None once its loader is gone (a weak method).
+    interim: Callable[[], Callable[[], Outcome | None] | None] | None = None
     written: Path | None = None
-    _registered: bool = False
+    _written_outcome: Outcome | None = field(default=None, repr=False)
 
     def arm(self) -> None:
-        if self.results_dir is not None and not self._registered:
-            atexit.register(self.write)
-            self._registered = True
+        if self.results_dir is not None:
+            at_exit.register(self)
+
+    def publish(self, outcome: Outcome) -> None:
+        """The final outcome: logged and written now, not only at exit."""
+        self.outcome = outcome
+        log.info(outcome.line)
+        self.write()
 
     def write(self) -> Path | None:
-        """The run folder with recipe.json and report.md; None when there is nothing to write."""
-        if self.results_dir is None or self.outcome is None or self.written is not None:
+        """The run folder with recipe.json and report.md; None when there is nothing to write.
+        Never raises: a results folder that cannot be written is one warning."""
+        if self.results_dir is None:
             return None
         try:
-            run_dir = new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
-        except AutotuneError as exc:
-            log.warning("autotune.DataLoader could not write its results: %s", exc)
+            make = self.interim() if self.interim is not None else None
+            outcome = self.outcome or (make() if make is not None else None)
+            if outcome is None:
+                return None
+            if outcome is self._written_outcome:
+                return self.written
+            run_dir = self.written or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
+            outcome.recipe().save(run_dir / "recipe.json")
+            (run_dir / "report.md").write_text(outcome.report)
+        except Exception as exc:  # noqa: BLE001 - results are never worth a training run
+            log.warning("autotune.DataLoader could not write its results for %s: %s", self.name, exc)
             return None
-        self.outcome.recipe().save(run_dir / "recipe.json")
-        (run_dir / "report.md").write_text(self.outcome.report)
-        self.written = run_dir
+        self.written, self._written_outcome = run_dir, outcome
         return run_dir

@@ -22,13 +22,14 @@ class IndexStream:
         self._replay: deque[Any] = deque()  # pulled by an earlier inner loader, never delivered
         self.segment = 0  # bumped at every switch: an older inner loader's pulls end there
         self.delivered = 0
+        self.exhausted = False  # the sampler has no indices left this epoch
 
     def pull(self, segment: int) -> Any:
         """The next indices for the inner loader of `segment`; StopIteration at the epoch's end,
         or for a loader a switch has retired."""
         if segment != self.segment:
             raise StopIteration
-        item = self._replay.popleft() if self._replay else next(self._source)
+        item = self._replay.popleft() if self._replay else self._next()
         self._issued.append(item)
         return item
 
@@ -51,10 +52,17 @@ class IndexStream:
         if self._issued or self._replay:
             return False
         try:
-            self._replay.append(next(self._source))
+            self._replay.append(self._next())
         except StopIteration:
             return True
         return False
+
+    def _next(self) -> Any:
+        try:
+            return next(self._source)
+        except StopIteration:
+            self.exhausted = True
+            raise
 
     @property
     def pending(self) -> int:

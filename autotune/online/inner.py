@@ -59,3 +59,20 @@ class InnerLoaders:
         else:
             kwargs.update(sampler=sampler, batch_size=None)
         return TORCH_DATALOADER(generator=generator, **kwargs)
+
+
+def unwatched(iterator: Any) -> None:
+    """Take a tuned configuration's workers off torch's SIGCHLD watch. torch raises a dead worker's
+    error from its SIGCHLD handler, wherever the main thread is: in the training step, where no
+    one can catch it for the loader. Unwatched, the death is found where the loader waits for
+    the batch (torch checks its workers every few seconds), and the loader replaces the
+    configuration. The script's own configuration keeps torch's behaviour."""
+    if not getattr(iterator, "_worker_pids_set", False):
+        return
+    try:
+        from torch.utils.data import _utils
+
+        _utils.signal_handling._remove_worker_pids(id(iterator))
+        iterator._worker_pids_set = False
+    except Exception:  # noqa: BLE001 - another torch: its watch stays, its errors are caught later
+        pass

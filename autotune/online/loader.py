@@ -17,7 +17,6 @@ seeded from a private generator seeded by the epoch's base seed.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,22 +24,39 @@ import torch
 from torch.utils.data import IterableDataset
 
 from autotune.online.epoch import OnlineEpoch
-from autotune.online.finish import Outbox
-from autotune.online.inner import TORCH_DATALOADER, InnerLoaders
+from autotune.online.inner import TORCH_DATALOADER
 from autotune.online.meter import Clock, Meter
 from autotune.online.options import OnlineOptions, resolve
-from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
-from autotune.online.policy import FixedPolicy, HillClimb, Policy
-from autotune.online.session import Session, TunerState
-from autotune.online.worker_range import pool_memory
-from autotune.online.workload import describe, differences
-from autotune.recipe.model import Recipe, load_recipe
+from autotune.online.climb_types import normal
+from autotune.online.policy import Policy
+from autotune.online.registry import base_name, call_site, evaluation_hint
+from autotune.online.session import TunerState
+from autotune.online.setup import epoch_starts, new_session
+from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
-from autotune.space.cpus import usable_cpus
 
 log = logging.getLogger("autotune")
+# Read back as the configuration running now (frameworks re-create a loader from them).
+RUNNING_KNOBS = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
+
+
+def _running(name: str) -> property:
+    def get(self: "DataLoader") -> Any:
+        session = self.__dict__.get("_session")
+        return self.__dict__[f"_given_{name}"] if session is None else getattr(session.config, name)
+
+    def put(self: "DataLoader", value: Any) -> None:
+        self.__dict__[f"_given_{name}"] = value
+
+    return property(get, put, doc=f"`{name}` of the configuration running now.")
+
 
 class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
+    num_workers = _running("num_workers")
+    prefetch_factor = _running("prefetch_factor")
+    persistent_workers = _running("persistent_workers")
+    pin_memory = _running("pin_memory")
+
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
                  collate_fn: Any = None, pin_memory: bool = False, drop_last: bool = False,
@@ -64,7 +80,10 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         self.fixed = self.online.fixed
         self._base_seed: int | None = None
         self._epochs = 0
-        self._session = self._new_session(recipe)
+        self._own_policy = False  # tune_with() gave one: the first epoch leaves it be
+        site = call_site()
+        self._evaluation_named = evaluation_hint(site.variable or site.role)
+        self._session = new_session(self, recipe, self.online.name or base_name(dataset, site))
 
     # -- what the user reads -----------------------------------------------------------------
 
@@ -81,13 +100,14 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
     @property
     def config(self) -> LoaderConfig:
         """The configuration running now."""
-        return self._session.policy.current
+        return self._session.config
 
     def tune_with(self, policy: Policy, clock: Clock | None = None) -> None:
         """Replace the tuning policy (any object with Policy's methods, e.g. one that switches on
         a schedule) and, optionally, the meter's clock. Before the first iteration. With a clock
         of its own no backlog is read: the real workers' backlog against a fake clock's time
         would make rates of neither."""
+        self._own_policy = True
         self._session.policy = policy
         if clock is not None:
             self._session.meter = Meter(clock)
@@ -100,7 +120,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         self._session.close()
 
     def write_results(self) -> Path | None:
-        """Write the recipe and report now (they are written at exit otherwise)."""
+        """Write the recipe and report now (they are written when exploring ends, and at exit)."""
         return self._session.outbox.write()
 
     # -- iteration -----------------------------------------------------------------------------
@@ -109,7 +129,8 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         s = self._session
         if isinstance(self.dataset, IterableDataset):
             return iter(s.inner_loader(s.policy.current, None))
-        s.outbox.arm()
+        s.guard.call(s.outbox.arm)
+        s.guard.call(epoch_starts, self, self._epochs)
         source = iter(self._index_sampler)  # torch's order: the sampler first, then the seed
         try:
             length: int | None = len(self)
@@ -122,87 +143,20 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
     def _epoch_seed(self) -> int:
         """torch's draw of `_base_seed`: once per epoch, only once when persistent workers keep
         the first one (as torch's persistent iterator is reset, not rebuilt)."""
-        if self._base_seed is None or not (self.persistent_workers and self.num_workers > 0):
+        given = self.__dict__
+        if self._base_seed is None or not (given["_given_persistent_workers"]
+                                           and given["_given_num_workers"] > 0):
             draw = torch.empty((), dtype=torch.int64).random_(generator=self.generator)
             self._base_seed = int(draw.item())
         return self._base_seed
 
-    # -- set-up ----------------------------------------------------------------------------------
+    def given(self) -> LoaderConfig:
+        """The configuration the script's arguments make: what torch would run."""
+        d = self.__dict__
+        return normal(LoaderConfig(num_workers=d["_given_num_workers"],
+                                   pin_memory=d["_given_pin_memory"],
+                                   prefetch_factor=d["_given_prefetch_factor"],
+                                   persistent_workers=d["_given_persistent_workers"]))
 
-    def _given(self) -> LoaderConfig:
-        return normal(LoaderConfig(num_workers=self.num_workers, pin_memory=self.pin_memory,
-                                   prefetch_factor=self.prefetch_factor,
-                                   persistent_workers=self.persistent_workers))
-
-    def _new_session(self, recipe: str | Path | Recipe | None) -> Session:
-        opts = self.online
-        name = opts.name or type(self.dataset).__name__
-        rank = os.environ.get("RANK")
-        workload = describe(self, name)
-        start = self._given()
-        policy: Policy | None = None
-        applied: Recipe | None = None
-        if recipe is not None:
-            applied = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
-            start = self._keep_fixed(applied.config)
-            differs = differences(applied.workload, workload)
-            if not differs:
-                policy = FixedPolicy(start)
-                log.info("autotune.DataLoader applies its recipe (%s), measured for this workload:"
-                         " no tuning", start.label())
-            else:
-                applied = None
-                log.info("autotune.DataLoader: the recipe was measured for another workload (%s);"
-                         " tuning from its configuration %s", "; ".join(differs), start.label())
-        if policy is None:
-            policy = self._policy(start)
-        session = Session(policy, InnerLoaders.of(self),
-                          Outbox(None if rank not in (None, "0") else opts.results_dir, name),
-                          workload, batch_size=workload["batch_size"] or 1,
-                          device=torch.device("cuda" if self._cuda() else "cpu"))
-        session.applied = applied
-        return session
-
-    def _keep_fixed(self, config: LoaderConfig) -> LoaderConfig:
-        """`config` for the tuned knobs, the given values for the fixed ones."""
-        given = self._given()
-        out = given
-        for name in TUNED:
-            out = with_value(out, name, getattr(given if name in self.fixed else config, name))
-        return out
-
-    def _cuda(self) -> bool:
+    def cuda(self) -> bool:
         return torch.cuda.is_available() if self.online.cuda is None else self.online.cuda
-
-    def _policy(self, start: LoaderConfig) -> Policy:
-        opts = self.online
-        why = self._not_tunable()
-        if why is not None:
-            if opts.enabled:
-                log.info("autotune.DataLoader does not tune online: %s", why)
-            return FixedPolicy(start)
-        try:
-            epoch_steps: int | None = len(self)
-        except TypeError:
-            epoch_steps = None
-        settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=usable_cpus().count,
-                                 cuda=self._cuda(), bound_share=opts.max_explore_share,
-                                 min_horizon_steps=opts.max_explore_steps,
-                                 max_workers=opts.max_workers,
-                                 window_steps=opts.window_steps, window_s=opts.window_s,
-                                 warmup_steps=opts.warmup_steps,
-                                 min_windows=opts.min_windows,
-                                 max_windows=opts.max_windows)
-        return HillClimb(start, tuple(k for k in TUNED if k not in self.fixed), settings,
-                         fits=pool_memory())
-
-    def _not_tunable(self) -> str | None:
-        if not self.online.enabled:
-            return "tuning is off"
-        if isinstance(self.dataset, IterableDataset):
-            return ("an IterableDataset's stream cannot be split between configurations; it runs"
-                    " the arguments given (or the recipe's) in every epoch")
-        if not self.in_order:
-            return ("in_order=False: batches arrive as they are ready, so a switch could not"
-                    " resume the epoch exactly")
-        return None

@@ -30,6 +30,7 @@ class Measurement:
     # Windows before this index are left out of the mean: it was re-measured after being chosen,
     # and the windows that made it look best were selected for being high (the winner's curse).
     fresh_from: int = 0
+    failed: str | None = None  # the error it raised while tried: never chosen, never tried again
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 

@@ -110,12 +110,16 @@ class ClimbPlan:
         if config == self.best.config:
             return False
         known = self.measured.get(config)
+        if known is not None and known.failed:
+            return False
         verdict = (self.verdict(self.best, known) if known is not None and known.n else
                    (yield Request(config)))
         return self._adopt(self.measured[config], verdict)
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
+        if cand.failed:
+            return False
         cheaper = cost(cand.config) < cost(self.best.config)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
             self.best = cand
@@ -125,7 +129,7 @@ class ClimbPlan:
     def _confirm(self) -> Generator[Request, Verdict, None]:
         """The winner's curse: a best chosen over a rival within noise was selected for its high
         windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
-        rivals = [m for m in self.measured.values() if m is not self.best and m.n]
+        rivals = [m for m in self.measured.values() if m is not self.best and m.n and not m.failed]
         if not rivals:
             return
         rival = max(rivals, key=lambda m: m.mean)
@@ -137,6 +141,8 @@ class ClimbPlan:
     def _persistence(self, config: LoaderConfig) -> LoaderConfig:
         if "persistent_workers" not in self.tuned or config.num_workers == 0:
             return config
+        if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
+            return replace(config, persistent_workers=True)
         m = self.measured.get(config)
         epoch_s = (None if m is None or not m.mean or self.settings.epoch_steps is None
                    else self.settings.epoch_steps / m.mean)

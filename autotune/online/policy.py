@@ -112,6 +112,11 @@ class HillClimb(ClimbPlan):
         verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None
+        return self._advance(verdict)
+
+    def _advance(self, verdict: Verdict) -> LoaderConfig | None:
+        """The plan's next request after `verdict` on the running one; the configuration to
+        switch to, if any."""
         try:  # the plan's first request once the start is measured, then verdict by verdict
             nxt = self._climb.send(verdict) if self._primed else next(self._climb)
         except StopIteration:
@@ -124,6 +129,29 @@ class HillClimb(ClimbPlan):
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch
+
+    def failed(self, config: LoaderConfig, error: str) -> LoaderConfig:
+        """`config` raised where the start did not (a worker killed, /dev/shm full, a timeout):
+        it is marked failed and never tried again. A candidate is judged worse and the plan goes
+        on; a best that fails (measured again, or chosen) gives way to the start, and exploring
+        ends. The configuration to run now."""
+        m = self.measured.setdefault(config, Measurement(config))
+        m.failed = error
+        if self.exploring and self._primed and config == self.current and m is not self.best:
+            self._advance(Verdict.WORSE)
+        else:
+            if m is self.best:
+                self.best = self.measured[self.start]
+            if self.exploring:
+                self._stop(StopReason.FAILED)
+        running = self.measured.get(self.current)
+        if running is not None and running.failed:
+            self.current = self.choice_so_far()
+        return self.current
+
+    def choice_so_far(self) -> LoaderConfig:
+        """What exploring would choose if it ended now."""
+        return self._persistence(self.best.config)
 
     def epoch_ended(self) -> LoaderConfig | None:
         """Exploring stops at the end of the epoch that completes the horizon (the first one,
@@ -200,7 +228,9 @@ class HillClimb(ClimbPlan):
         return pooled_cv([m.rates for m in self.measured.values()])
 
     def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
-        if cand.n < self.settings.min_windows or best.n == 0:
+        if cand.failed:
+            return Verdict.WORSE
+        if cand.n < self.settings.min_windows or best.n == 0 or best.mean <= 0:
             return Verdict.OPEN
         band = tolerance(self.noise_cv(), best.n, cand.n)
         gain = cand.mean / best.mean - 1

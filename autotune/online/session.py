@@ -1,9 +1,21 @@
 """The state one `autotune.DataLoader` keeps across epochs: its policy, meter and ledger, the
-inner torch loader a persistent configuration keeps alive, and what it leaves at exit."""
+inner torch loader a persistent configuration keeps alive, what it leaves behind, and how it
+stays out of the training's way when something fails:
+
+- an error of autotune's own (policy, meter, measurement, backlog, results) trips the guard: it
+  is logged once, the loader stays on the configuration running (it delivered batches) and tunes
+  no further, and its report names the error;
+- a configuration the tuner tried that raises (a worker killed, /dev/shm full, a timeout, an
+  exception the script's own configuration does not raise) is marked failed; the batches it had
+  pulled are replayed on the next configuration, so none is lost or doubled;
+- the script's own configuration (torch's, `given`) raising is the script's error: raised as torch
+  raises it.
+"""
 
 from __future__ import annotations
 
 import logging
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -11,9 +23,11 @@ import torch
 
 from autotune.burst.backlog import ready_batches
 from autotune.online.finish import Outbox, Outcome
+from autotune.online.guard import Guard, one_line
 from autotune.online.inner import InnerLoaders
 from autotune.online.meter import Ledger, Meter, Step
-from autotune.online.policy import HillClimb, Policy
+from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.registry import Choice, registry
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
 
@@ -34,6 +48,8 @@ class TunerState:
     exploration_cost_s: float  # time lost against the best configuration measured
     stop_reason: str | None
     measured: dict[str, float]  # label -> mean batches/s over its windows
+    error: str | None = None  # autotune's own error, after which it stopped tuning
+    failed: dict[str, str] = field(default_factory=dict)  # label -> the error it raised
 
 
 @dataclass
@@ -44,14 +60,33 @@ class Session:
     workload: dict[str, Any]
     batch_size: int
     device: torch.device
+    given: LoaderConfig  # what torch runs with the script's arguments: the fallback of last resort
+    identity: Any = None  # the workload's key in the process registry
     meter: Meter = field(default_factory=Meter)
     # The backlog of an inner iterator (burst/backlog.py); tests on a fake clock read none.
     ready: Callable[[Any], int | None] = ready_batches
     ledger: Ledger = field(default_factory=Ledger)
     applied: Recipe | None = None  # a saved recipe in force instead of tuning
+    untuned_why: str | None = None  # set where the loader runs one configuration and reports it
     _kept: tuple[LoaderConfig, Any] | None = None  # a persistent configuration's inner loader
     running: Any = None  # the inner iterator of the epoch in progress
+    running_config: LoaderConfig | None = None  # its configuration
+    _epoch: Any = None  # a weak reference to the epoch in progress (OnlineEpoch)
     _settling = False  # the switch to the chosen configuration is still exploration's cost
+    guard: Guard = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Weakly: a reference cycle would be freed by the cyclic collector, which may run inside a
+        # forked worker and shut down from there the queues the parent's workers still use.
+        self.guard = Guard(self.outbox.name, weakref.WeakMethod(self._tripped))
+        self.outbox.interim = weakref.WeakMethod(self._interim)
+
+    @property
+    def config(self) -> LoaderConfig:
+        """The configuration running now (before the first batch: the one it will start)."""
+        return self.running_config or self.policy.current
+
+    # -- inner loaders ---------------------------------------------------------------------
 
     def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         if self._kept is not None and self._kept[0] == config:
@@ -66,7 +101,10 @@ class Session:
         """A switch: the running inner iterator's workers stop now (not when it is collected)."""
         shutdown = getattr(iterator, "_shutdown_workers", None)
         if shutdown is not None:
-            shutdown()
+            try:
+                shutdown()
+            except Exception:  # noqa: BLE001 - a pool that died (the reason for a switch) is gone
+                log.debug("autotune: shutting a pool down raised", exc_info=True)
         self._kept = None
 
     def close(self) -> None:
@@ -82,6 +120,36 @@ class Session:
         if self._kept is not None:
             self.retire(getattr(self._kept[1], "_iterator", None))
 
+    def open_epoch(self, epoch: Any) -> None:
+        """A new epoch: one still open (a `break`, Lightning's sanity check, limit_*_batches)
+        ends here, so the time outside the loop since its last batch is no step."""
+        previous = self._epoch() if self._epoch is not None else None
+        self._epoch = weakref.ref(epoch)
+        if previous is not None and not previous.done:
+            previous.done = True
+            if self.running is not None and (self._kept is None or
+                                             getattr(self._kept[1], "_iterator", None) is not self.running):
+                self.retire(self.running)  # a persistent pool is reset by its next iter()
+            self.guard.call(self.epoch_ended)
+
+    # -- what the loop does, step by step (autotune's part: callers run it guarded) ----------
+
+    def before_next(self) -> None:
+        reg = registry()
+        if reg.active != id(self):  # another loader ran since this one's last batch
+            self.meter.epoch_ended()
+            reg.active = id(self)
+        self.meter.enter()
+
+    def delivered(self, inner: Any, exhausted: bool) -> LoaderConfig | None:
+        """One batch handed out by `inner`; the configuration to switch to, if any."""
+        # The backlog is read only while exploring (after it, nothing is measured), and only while
+        # the sampler has indices left: past that the workers idle for want of work, and a
+        # draining backlog would read as a loader producing nothing (an epoch's tail read 0
+        # batches/s, and a rate of 0 was divided by).
+        backlog = self.ready(inner) if self.policy.exploring and not exhausted else None
+        return self.handed_out(self.meter.handed_out(backlog))
+
     def handed_out(self, step: Step) -> LoaderConfig | None:
         """Account for one batch handed out; the configuration to switch to, if any."""
         self.ledger.add(step, self.policy.exploring or self._settling)
@@ -92,6 +160,8 @@ class Session:
         nxt = self.policy.observe(step)
         if was_exploring and not self.policy.exploring:
             self._finished(switching=nxt is not None)
+        elif nxt is not None and self.policy.exploring:
+            self.outbox.write()  # a checkpoint at each new candidate: a SIGKILL leaves the last
         return nxt
 
     def epoch_ended(self) -> None:
@@ -100,6 +170,60 @@ class Session:
         self.policy.epoch_ended()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
+        elif self.untuned_why is not None and self.outbox.outcome is None:
+            self.outbox.publish(self._untuned())
+
+    # -- failures ---------------------------------------------------------------------------
+
+    def fallback_after(self, exc: BaseException, config: LoaderConfig) -> LoaderConfig | None:
+        """`config` raised while starting or fetching: the configuration to replay its batches on,
+        or None where it is the script's own (the error is the script's: raise it)."""
+        if config == self.given:
+            return None
+        error = one_line(exc)
+        log.warning("autotune.DataLoader %s: configuration %s failed (%s); its batches go on with"
+                    " another", self.outbox.name, config.label(), error)
+        log.debug("the failure of %s", config.label(), exc_info=exc)
+        nxt = None
+        if isinstance(self.policy, HillClimb) and not self.guard.tripped:
+            nxt = self.guard.call(self.policy.failed, config, error)
+        if nxt is None or nxt == config or self._failed(nxt):
+            nxt = self.given
+            if not self.guard.tripped:
+                self.policy = self._fixed(self.given, f"configuration {config.label()} failed"
+                                          f" ({error}); back to the script's own")
+        self.running_config = None
+        self.guard.call(self.outbox.write)
+        return nxt
+
+    def _failed(self, config: LoaderConfig) -> bool:
+        m = self.policy.measured.get(config) if isinstance(self.policy, HillClimb) else None
+        return m is not None and m.failed is not None
+
+    def _fixed(self, config: LoaderConfig, why: str) -> FixedPolicy:
+        """Tuning ends on `config`; the report says why."""
+        if self.outbox.outcome is None and not isinstance(self.policy, HillClimb):
+            self.untuned_why = why
+        return FixedPolicy(config)
+
+    def _tripped(self, exc: BaseException) -> None:
+        """autotune's own error: stay on what runs, tune no further, report the error."""
+        running = self.config
+        error = self.guard.error
+        try:
+            if isinstance(self.policy, HillClimb):
+                outcome = Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
+                                     self.device, running=running, error=error)
+            else:
+                outcome = self._untuned(error)
+        except Exception:  # noqa: BLE001 - the report of last resort, from nothing it computed
+            outcome = Outcome.untuned(running, "tuning stopped", Ledger(), self.workload,
+                                      self.batch_size, self.device, error)
+        self.policy = FixedPolicy(running)
+        self._settling = False
+        self.outbox.publish(outcome)
+
+    # -- outcomes ---------------------------------------------------------------------------
 
     def _finished(self, *, switching: bool) -> None:
         """Exploring ended; with a switch to the chosen configuration still to come, its start-up
@@ -111,9 +235,24 @@ class Session:
     def _conclude(self) -> None:
         if not isinstance(self.policy, HillClimb):
             return
-        self.outbox.outcome = Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
-                                         self.device)
-        log.info(self.outbox.outcome.line)
+        self.outbox.publish(Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
+                                       self.device))
+        registry().decided(self.identity, Choice(self.policy.current, self.outbox.name),
+                           training=True)
+
+    def _interim(self) -> Outcome | None:
+        """The outcome of a run that ends now: the best so far while exploring."""
+        if self.guard.tripped:
+            return None
+        if isinstance(self.policy, HillClimb) and self.policy.measured[self.policy.start].n:
+            return Outcome.of(self.policy, self.ledger, self.workload, self.batch_size, self.device)
+        if self.untuned_why is not None and self.ledger.tuned_steps + self.ledger.explore_steps:
+            return self._untuned()
+        return None
+
+    def _untuned(self, error: str | None = None) -> Outcome:
+        return Outcome.untuned(self.config, self.untuned_why or "not tuned", self.ledger,
+                               self.workload, self.batch_size, self.device, error)
 
     @property
     def ended_at(self) -> int | None:
@@ -130,10 +269,13 @@ class Session:
         best = climb.best if climb is not None else None
         cost = self.ledger.cost_s(1 / best.mean if best is not None and best.mean else None)
         return TunerState(
-            exploring=self.policy.exploring, current=self.policy.current,
-            chosen=None if self.policy.exploring else self.policy.current,
+            exploring=self.policy.exploring, current=self.config,
+            chosen=None if self.policy.exploring else self.config,
             exploration_steps=self.ledger.explore_steps,
             exploration_ended_at=self.ended_at, exploration_cost_s=cost,
             stop_reason=None if climb is None or climb.stop_reason is None else str(climb.stop_reason),
             measured={} if climb is None else {m.config.label(): m.mean
-                                               for m in climb.measured.values() if m.n})
+                                               for m in climb.measured.values() if m.n},
+            error=self.guard.error,
+            failed={} if climb is None else {m.config.label(): m.failed
+                                             for m in climb.measured.values() if m.failed})

@@ -9,6 +9,8 @@ from typing import Any
 
 from torch.utils.data import DataLoader
 
+from autotune.space.cpus import usable_cpus
+
 SOURCE = "autotune.DataLoader"
 # The keys that must agree for a recipe to be applied without tuning.
 IDENTITY = ("source", "dataset", "dataset_len", "batch_size", "drop_last", "collate_fn")
@@ -39,3 +41,23 @@ def differences(recorded: dict[str, Any], here: dict[str, Any]) -> list[str]:
     """The identity keys on which a recipe's workload and this loader's differ."""
     return [f"{key} {recorded.get(key)!r} here {here.get(key)!r}"
             for key in IDENTITY if recorded.get(key) != here.get(key)]
+
+
+def identity(loader: DataLoader, base: str) -> tuple[Any, ...]:
+    """The key under which this process remembers a tuning's choice: the loader's name stem and
+    what it loads (a loader re-created for it, as transformers does at every evaluation, reuses
+    the choice)."""
+    d = describe(loader, base)
+    return (base, d["sampler"], *(d[key] for key in IDENTITY))
+
+
+def machine_differences(recorded: dict[str, Any], cuda: bool) -> list[str]:
+    """Where the machine a recipe was measured on differs from this one in what its choice rests
+    on: the usable CPUs, the ranks sharing them, the device kind."""
+    cpus = usable_cpus()
+    here = {"usable_cpus": cpus.count, "ranks_per_node": cpus.ranks,
+            "device": "cuda" if cuda else "cpu"}
+    there = dict(recorded)
+    there["device"] = str(there.get("device") or "cpu").split(":")[0]
+    return [f"{key} {there.get(key)!r} here {value!r}" for key, value in here.items()
+            if key in recorded and there.get(key) != value]

@@ -94,9 +94,10 @@ class Measured(BaseModel):
 
     model_config = ConfigDict(extra="allow")  # later measurements add fields; readers ignore them
 
-    samples_per_s: float
-    baseline_samples_per_s: float
-    speedup: float
+    # null where nothing was measured (an online run ended before a window completed)
+    samples_per_s: float | None
+    baseline_samples_per_s: float | None
+    speedup: float | None
     data_wait_pct: float | None = None
     copy_pct: float | None = None
     compute_pct: float | None = None
@@ -135,6 +136,12 @@ class Measured(BaseModel):
     exploration_cost_s: float | None = None
     exploration_cost_pct: float | None = None
     exploration_stop: str | None = None
+    # False: the run ended (or was stopped) while exploring; the configuration is the best so far.
+    exploration_complete: bool | None = None
+    # Configurations that failed while tried (label -> the error), and an error of autotune's own
+    # after which it stopped tuning (the training went on).
+    failed_configurations: dict[str, str] | None = None
+    tuning_error: str | None = None
     # Epoch accounting (burst/epoch.py): samples_per_s is the rate over whole epochs; these are
     # the tuned configuration's burst shown in the report (the one closest to the mean).
     steady_samples_per_s: float | None = None  # within an epoch, its boundary taken out

@@ -51,27 +51,33 @@ class Verification(BaseModel):
     settle_s: float
     tuned: VerifiedConfig
     defaults: VerifiedConfig | None  # None when the tuned configuration is PyTorch's defaults
-    recorded_samples_per_s: float
+    recorded_samples_per_s: float | None  # None: the recipe has no measured rate
     verified_samples_per_s: float
-    difference_pct: float  # 100 x (recorded - verified) / verified
+    difference_pct: float | None  # 100 x (recorded - verified) / verified; None: not measured
     recorded_speedup: float | None
     verified_speedup: float | None
     notes: list[str] = Field(default_factory=list)
     files: dict[str, str] = Field(default_factory=dict)
 
     @property
-    def within_target(self) -> bool:
-        return abs(self.difference_pct) <= MAX_DIFFERENCE_PCT
+    def within_target(self) -> bool | None:
+        """None where there is no difference to judge (nothing recorded, or nothing verified)."""
+        return None if self.difference_pct is None else abs(self.difference_pct) <= MAX_DIFFERENCE_PCT
+
+    def _difference(self) -> str:
+        if self.difference_pct is None:
+            return "n/a (recorded vs verified: nothing to compare)"
+        return (f"{self.difference_pct:+.1f}% (recorded vs verified;"
+                f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%)")
 
     def summary_lines(self) -> list[str]:
         t = self.tuned
         rounds = ", ".join(f"{r:.1f}" for r in t.samples_per_s)
         lines = [
-            f"recorded:  {self.recorded_samples_per_s:.1f} samples/s ({t.label}, the recipe's figure)",
+            f"recorded:  {_rate(self.recorded_samples_per_s)} samples/s ({t.label}, the recipe's figure)",
             f"verified:  {self.verified_samples_per_s:.1f} samples/s (median of {self.rounds}"
             f" x {self.seconds:g} s windows: {rounds})",
-            f"difference: {self.difference_pct:+.1f}% (recorded vs verified;"
-            f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%)",
+            f"difference: {self._difference()}",
         ]
         if self.defaults is not None:
             d = self.defaults
@@ -100,11 +106,10 @@ class Verification(BaseModel):
             f"# autotune verify: {self.workload_name or self.workload}", "",
             f"Recipe `{self.recipe or '(in memory)'}`, workload `{self.workload}`, on {self.device}"
             f" with {self.usable_cpus} usable CPUs; {self.created:%Y-%m-%d %H:%M} UTC.", "",
-            f"- recorded: **{self.recorded_samples_per_s:.1f}** samples/s",
+            f"- recorded: **{_rate(self.recorded_samples_per_s)}** samples/s",
             f"- verified: **{self.verified_samples_per_s:.1f}** samples/s (median of {self.rounds}"
             f" rounds)",
-            f"- difference: **{self.difference_pct:+.1f}%** (recorded vs verified; target"
-            f" ±{MAX_DIFFERENCE_PCT:g}% {'✓' if self.within_target else '✗'})",
+            f"- difference: **{self._difference()}** (target ±{MAX_DIFFERENCE_PCT:g}%)",
             f"- verified speed-up over PyTorch's defaults: **{speedup}**", "",
             *rows, "",
             "How it was measured: a plain training loop, not autotune's burst runner — the"
@@ -125,3 +130,7 @@ class Verification(BaseModel):
         js.write_text(self.model_dump_json(indent=2) + "\n")
         md.write_text(self.to_markdown())
         return js, md
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"

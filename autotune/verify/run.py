@@ -108,7 +108,8 @@ def verify(source: Any, workload: Workload | str | None = None, *,
         workload_name=work.name, device=str(dev), usable_cpus=cpus, seconds=seconds, rounds=rounds,
         settle_s=settle_s, tuned=tuned, defaults=defaults,
         recorded_samples_per_s=m.samples_per_s, verified_samples_per_s=round(tuned.median, 2),
-        difference_pct=round(tuned.difference_pct or 0.0, 2), recorded_speedup=m.speedup,
+        difference_pct=None if tuned.difference_pct is None else round(tuned.difference_pct, 2),
+        recorded_speedup=m.speedup,
         verified_speedup=_speedup(tuned, defaults), notes=notes)
     if write:
         target = Path(out_dir) if out_dir is not None else (where.out_dir if where else None)

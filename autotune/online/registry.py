@@ -1,0 +1,142 @@
+"""What the loaders of one process know of each other: their names (two reports never share
+one), the choice tuning made for a workload (a loader re-created for it reuses the choice, as
+transformers re-creates its evaluation loader at every evaluation), the latest training choice
+(evaluation loaders run on it), the loaders that may run at once (they share the CPUs), and which
+loader handed out the last batch (time spent in another loader is no step of this one's)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Hashable
+
+import torch
+from torch.utils.data import SequentialSampler
+
+from autotune.space.config import LoaderConfig
+
+_AUTOTUNE = str(Path(__file__).resolve().parents[1])
+_TORCH = str(Path(torch.__file__).resolve().parent)
+EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer")
+# How far up the stack a training framework's loader-making method is looked for.
+STACK_DEPTH = 12
+
+
+@dataclass
+class Choice:
+    config: LoaderConfig
+    name: str  # the loader whose tuning made it
+
+
+@dataclass
+class Registry:
+    names: dict[str, Hashable] = field(default_factory=dict)  # name -> its workload's identity
+    choices: dict[Hashable, Choice] = field(default_factory=dict)  # identity -> tuning's choice
+    training: Choice | None = None  # the latest choice of a loader tuned as a training loader
+    shuffling: "weakref.WeakSet[Any]" = field(default_factory=weakref.WeakSet)
+    active: int | None = None  # id() of the session that handed out the last batch
+    pid: int = field(default_factory=os.getpid)
+
+    def name(self, base: str, identity: Hashable) -> str:
+        """`base`, made distinct from the names other workloads took in this process; a loader
+        re-created for the same workload keeps its name."""
+        name, n = base, 1
+        while self.names.get(name, identity) != identity:
+            n += 1
+            name = f"{base}-{n}"
+        self.names[name] = identity
+        return name
+
+    def decided(self, identity: Hashable, choice: Choice, training: bool) -> None:
+        self.choices[identity] = choice
+        if training:
+            self.training = choice
+
+    def cpu_share(self, loader: Any, usable: int) -> int:
+        """The CPUs one of the shuffling loaders alive may size its workers for: they may run at
+        once (a GAN's two loaders); an evaluation loader runs between them on the training
+        choice."""
+        return max(1, usable // max(1, len([x for x in self.shuffling if x is not loader]) + 1))
+
+
+_REGISTRY = Registry()
+
+
+def registry() -> Registry:
+    """This process's registry (a forked worker starts none of its own: it makes no loaders)."""
+    global _REGISTRY
+    if _REGISTRY.pid != os.getpid():
+        _REGISTRY = Registry()
+    return _REGISTRY
+
+
+def reset() -> None:
+    """A fresh registry (tests)."""
+    global _REGISTRY
+    _REGISTRY = Registry()
+
+
+def sequential(loader: Any) -> bool:
+    """The loader visits its items in order, as evaluation does (no shuffle): torch's
+    SequentialSampler, or a DistributedSampler with shuffle off."""
+    sampler = loader.sampler if loader.batch_sampler is None else \
+        getattr(loader.batch_sampler, "sampler", loader.sampler)
+    return isinstance(sampler, SequentialSampler) or getattr(sampler, "shuffle", None) is False
+
+
+@dataclass(frozen=True)
+class CallSite:
+    variable: str | None  # what the script assigns the loader to
+    role: str | None  # a loader-making method's name up the stack (train_dataloader, ...)
+    where: str | None  # file:line of the first frame outside torch and autotune
+
+
+def call_site() -> CallSite:
+    """Where the loader being constructed was made: read off the stack, no source executed."""
+    frame = sys._getframe(1)
+    variable = where = None
+    roles: list[str] = []
+    depth = 0
+    while frame is not None and depth < STACK_DEPTH:
+        filename = frame.f_code.co_filename
+        inside = filename.startswith((_AUTOTUNE, _TORCH))
+        if not inside:
+            depth += 1
+            if where is None:
+                where = f"{Path(filename).stem}:{frame.f_lineno}"
+                variable = _assigned(filename, frame.f_lineno)
+            name = frame.f_code.co_name
+            if "loader" in name.lower():
+                roles.append(name)
+        frame = frame.f_back
+    # transformers' get_eval_dataloader calls _get_dataloader: the name that says what for wins.
+    role = next((r for r in roles if re.search(r"train|val|eval|test|predict", r)),
+                roles[0] if roles else None)
+    return CallSite(variable, role, where)
+
+
+def _assigned(filename: str, line: int) -> str | None:
+    """The name a `name = ...DataLoader(` statement assigns, where the source is readable."""
+    import linecache
+
+    text = linecache.getline(filename, line)
+    match = re.match(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", text)
+    return match.group(1) if match else None
+
+
+def base_name(dataset: Any, site: CallSite) -> str:
+    """The dataset's class and what tells this loader apart: the variable, else the method that
+    made it, else the call site."""
+    hint = site.variable or site.role or site.where
+    kind = type(dataset).__name__
+    return f"{kind}-{hint}" if hint else kind
+
+
+def evaluation_hint(site_text: str | None) -> bool:
+    """A name that says evaluation (val_loader, get_eval_dataloader, test_dataloader)."""
+    words = re.split(r"[^a-z]+", (site_text or "").lower())
+    return any(w.startswith(EVALUATION_WORDS) for w in words if w)

@@ -1,0 +1,161 @@
+"""Which policy an `autotune.DataLoader` gets, decided when it is made and when each epoch starts:
+a recipe applied, the choice this process already made for the same workload, the climb, or, for
+an evaluation loader, the training loader's choice."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import IterableDataset
+
+from autotune.errors import AutotuneError
+from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
+from autotune.online.finish import Outbox
+from autotune.online.inner import InnerLoaders
+from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.registry import registry, sequential
+from autotune.online.session import Session
+from autotune.online.worker_range import pool_memory
+from autotune.online.workload import describe, differences, identity, machine_differences
+from autotune.recipe.model import Recipe, load_recipe
+from autotune.space.config import LoaderConfig
+from autotune.space.cpus import usable_cpus
+
+log = logging.getLogger("autotune")
+
+
+def new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> Session:
+    """The loader's session. A recipe that cannot be read is the user's error (one line); any
+    other failure here leaves a loader that runs as torch's, untuned, and says why once."""
+    try:
+        return _new_session(loader, recipe, base)
+    except AutotuneError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - autotune's own: the training must not see it
+        log.warning("autotune.DataLoader does not tune %s: its set-up failed (%s)", base, exc)
+        log.debug("autotune.DataLoader set-up", exc_info=exc)
+        start = loader.given()
+        return Session(FixedPolicy(start), InnerLoaders.of(loader), Outbox(None, base), {},
+                       batch_size=1, device=torch.device("cpu"), given=start)
+
+
+def _new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> Session:
+    opts = loader.online
+    reg = registry()
+    key = identity(loader, base)
+    name = reg.name(base, key)
+    workload = describe(loader, name)
+    start = given = loader.given()
+    policy: Policy | None = None
+    applied: Recipe | None = None
+    writes = os.environ.get("RANK") in (None, "0")
+    if recipe is not None:
+        applied = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+        start = keep_fixed(loader, applied.config)
+        other_workload = differences(applied.workload, workload)
+        differs = other_workload or machine_differences(applied.environment, loader.cuda())
+        if not differs:
+            policy = FixedPolicy(start)
+            log.info("autotune.DataLoader applies its recipe (%s), measured for this workload on"
+                     " a comparable machine: no tuning", start.label())
+        else:
+            applied = None
+            log.info("autotune.DataLoader: the recipe was measured for another %s (%s); tuning"
+                     " from its configuration %s", "workload" if other_workload else "machine",
+                     "; ".join(differs), start.label())
+    elif (choice := reg.choices.get(key)) is not None:
+        policy = FixedPolicy(keep_fixed(loader, choice.config))
+        writes = False  # its report is the first loader's
+        log.info("autotune.DataLoader %s: re-created for the same workload, runs the choice made"
+                 " in this process (%s) without exploring again", name, choice.config.label())
+    if policy is None:
+        policy = climb_policy(loader, start, usable_cpus().count)
+    if not sequential(loader):
+        reg.shuffling.add(loader)
+    session = Session(policy, InnerLoaders.of(loader),
+                      Outbox(opts.results_dir if writes else None, name),
+                      workload, batch_size=workload["batch_size"] or 1,
+                      device=torch.device("cuda" if loader.cuda() else "cpu"), given=given,
+                      identity=key)
+    session.applied = applied
+    return session
+
+
+def keep_fixed(loader: Any, config: LoaderConfig) -> LoaderConfig:
+    """`config` for the tuned knobs, the given values for the fixed ones."""
+    given = loader.given()
+    out = given
+    for name in TUNED:
+        out = with_value(out, name, getattr(given if name in loader.fixed else config, name))
+    return out
+
+
+def climb_policy(loader: Any, start: LoaderConfig, cpus: int) -> Policy:
+    opts = loader.online
+    why = not_tunable(loader)
+    if why is not None:
+        if opts.enabled:
+            log.info("autotune.DataLoader does not tune online: %s", why)
+        return FixedPolicy(start)
+    try:
+        epoch_steps: int | None = len(loader)
+    except TypeError:
+        epoch_steps = None
+    settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=cpus, cuda=loader.cuda(),
+                             bound_share=opts.max_explore_share,
+                             min_horizon_steps=opts.max_explore_steps,
+                             max_workers=opts.max_workers,
+                             window_steps=opts.window_steps, window_s=opts.window_s,
+                             warmup_steps=opts.warmup_steps,
+                             min_windows=opts.min_windows,
+                             max_windows=opts.max_windows)
+    return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
+                     fits=pool_memory())
+
+
+def not_tunable(loader: Any) -> str | None:
+    if not loader.online.enabled:
+        return "tuning is off"
+    if isinstance(loader.dataset, IterableDataset):
+        return ("an IterableDataset's stream cannot be split between configurations; it runs"
+                " the arguments given (or the recipe's) in every epoch")
+    if not loader.in_order:
+        return ("in_order=False: batches arrive as they are ready, so a switch could not"
+                " resume the epoch exactly")
+    return None
+
+
+def epoch_starts(loader: Any, epoch: int) -> None:
+    """An evaluation loader (no shuffle, iterated without gradients or named for evaluation) is
+    not tuned: with few steps an epoch, exploring costs more than it can save. It runs the
+    training loader's choice where one was made in this process (its workers are idle while
+    evaluation runs), else the script's arguments. A training loader sizes its workers for its
+    share of the CPUs, where several shuffling loaders may run at once."""
+    s = loader._session
+    if loader._own_policy or s.applied is not None:
+        return
+    evaluation = s.untuned_why is not None or (
+        epoch == 0 and isinstance(s.policy, HillClimb) and sequential(loader)
+        and (not torch.is_grad_enabled() or loader._evaluation_named))
+    if evaluation:
+        training = registry().training
+        config = loader.given() if training is None else keep_fixed(
+            loader, normal(replace(training.config,
+                                   persistent_workers=loader.given().persistent_workers)))
+        why = ("an evaluation loader (no shuffle, iterated without gradients or named for"
+               " evaluation) is not tuned: it runs " +
+               (f"the choice of {training.name}" if training else "as the script set it (no"
+                " training loader had chosen yet)"))
+        if s.untuned_why != why or s.policy.current != config:
+            s.policy, s.untuned_why = FixedPolicy(config), why
+            s.outbox.outcome = None  # reported again at this epoch's end
+        return
+    if epoch == 0 and isinstance(s.policy, HillClimb) and not s.policy.steps:
+        share = registry().cpu_share(loader, usable_cpus().count)
+        if share != s.policy.settings.usable_cpus:
+            s.policy = climb_policy(loader, s.policy.start, share)
