@@ -27,7 +27,7 @@ from autotune.search.trial_runner import tell
 STUDY_FILE = "study.journal"
 
 
-def _check_writable(run_dir: Path, shown: Path, flag: str) -> None:
+def check_writable(run_dir: Path, shown: Path, flag: str) -> None:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         probe = run_dir / f".write-test-{os.getpid()}"  # array tasks may probe one folder at once
@@ -49,7 +49,7 @@ def run_dirs(results_dir: Path, slug_prefix: str) -> set[Path]:
 def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
     base = Path(results_dir) / RUNS / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
-    _check_writable(base.parent, Path(results_dir), "--results-dir")
+    check_writable(base.parent, Path(results_dir), "--results-dir")
     run_dir, n = base, 1
     while True:  # claimed by creating it: array tasks starting in the same second get one each
         try:
@@ -69,7 +69,7 @@ def existing_run_dir(path: Path) -> Path:
     if not run_dir.is_dir():
         raise OptionsError(f"--resume {path}: no such run folder (give the folder `autotune tune`"
                            " printed, e.g. results/runs/DATE-WORKLOAD)")
-    _check_writable(run_dir, run_dir, "--resume")
+    check_writable(run_dir, run_dir, "--resume")
     return run_dir
 
 

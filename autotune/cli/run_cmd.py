@@ -1,21 +1,26 @@
-"""`autotune run [OPTIONS] -- python train.py ARGS...` (or `autotune run train.py ARGS...`): an
-unmodified training script, its loaders tuned online.
+"""`autotune run [OPTIONS] -- python train.py ARGS...` (or `autotune run [OPTIONS] train.py
+ARGS...`): an unmodified training script, its loaders tuned online. Everything from the script's
+path (or after `--`) is the script's, untouched.
 
 The command runs in a child process whose Python starts with autotune/online/boot first on
 PYTHONPATH: its sitecustomize replaces torch's DataLoader with autotune.DataLoader once torch is
 imported, in that process and in every Python process it starts (launchers, DDP ranks). The
-online options travel as JSON in $AUTOTUNE_ONLINE. Each tuned loader writes a run folder (recipe
-and report) when its process exits; once the command has ended, each is printed here, one table
-per loader. The exit code is the command's own.
+online options travel as JSON in $AUTOTUNE_ONLINE. Each loader writes a run folder (recipe and
+report) when its exploring ends, and again at exit; once the command has ended, each is printed
+here, one table per loader. SIGINT and SIGTERM reach the command, which writes what it measured
+and ends; the exit code is the command's own (128+N where a signal N ended it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 from typing import Optional
 
 import typer
@@ -25,7 +30,7 @@ from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
 from autotune.errors import OptionsError
 from autotune.online.finish import ONLINE_PREFIX
 from autotune.online.options import ENV_VAR, OnlineOptions, resolve
-from autotune.run_folder import run_dirs
+from autotune.run_folder import RUNS, check_writable, run_dirs
 
 
 def command_line(args: list[str]) -> list[str]:
@@ -74,11 +79,14 @@ def run(
              "max_explore_share": max_explore_share}
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
+    check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it
     before = run_dirs(results, ONLINE_PREFIX)
     try:
-        code = subprocess.call(command, env=child_environment(options))
+        child = subprocess.Popen(command, env=child_environment(options))
     except FileNotFoundError:
         raise OptionsError(f"autotune run: command not found: {command[0]}") from None
+    with forwarded_signals(child):
+        code = child.wait()
     folders = new_run_folders(results, before)
     for folder in folders:
         console.rule(f"autotune: {folder.name}")
@@ -86,6 +94,40 @@ def run(
                       soft_wrap=True)
         console.print(f"recipe: {folder / 'recipe.json'}", highlight=False, soft_wrap=True)
     if not folders:
-        console.print("autotune run: no loader was tuned (no torch DataLoader was iterated for a"
-                      " full exploration, or tuning was off)", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+        console.print("autotune run: no loader was tuned (no torch DataLoader was iterated, or"
+                      " tuning was off)", highlight=False, soft_wrap=True)
+    raise typer.Exit(exit_code(code))
+
+
+def exit_code(returncode: int) -> int:
+    """The child's exit code as a shell reports it: 128+N where signal N ended it."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+@contextmanager
+def forwarded_signals(child: subprocess.Popen) -> Iterator[None]:
+    """SIGINT and SIGTERM sent to `autotune run` go to the command, which writes its results and
+    ends; this process waits for it. Ctrl-C in a terminal signals the whole foreground group, the
+    command included: it is not sent twice (a second KeyboardInterrupt could cut its exit short)."""
+    def forward(signum: int, _frame: object) -> None:
+        if signum == signal.SIGINT and _from_terminal():
+            return
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _from_terminal() -> bool:
+    """This process group is a terminal's foreground group: its SIGINT went to the command too."""
+    try:
+        return os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False

@@ -83,6 +83,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
         self._own_policy = False  # tune_with() gave one: the first epoch leaves it be
         site = call_site()
         self._evaluation_named = evaluation_hint(site.variable or site.role)
+        self._evaluation = False  # decided when its first epoch starts (setup.epoch_starts)
         self._session = new_session(self, recipe, self.online.name or base_name(dataset, site))
 
     # -- what the user reads -----------------------------------------------------------------

@@ -72,6 +72,7 @@ class Session:
     running: Any = None  # the inner iterator of the epoch in progress
     running_config: LoaderConfig | None = None  # its configuration
     _epoch: Any = None  # a weak reference to the epoch in progress (OnlineEpoch)
+    epoch_open = False  # an epoch started and has not reached its end
     _settling = False  # the switch to the chosen configuration is still exploration's cost
     guard: Guard = field(init=False)
 
@@ -125,12 +126,14 @@ class Session:
         ends here, so the time outside the loop since its last batch is no step."""
         previous = self._epoch() if self._epoch is not None else None
         self._epoch = weakref.ref(epoch)
-        if previous is not None and not previous.done:
-            previous.done = True
-            if self.running is not None and (self._kept is None or
-                                             getattr(self._kept[1], "_iterator", None) is not self.running):
+        if previous is not None:
+            previous.done = True  # an old iterator kept by the script gets nothing more
+        if self.epoch_open:
+            kept = None if self._kept is None else getattr(self._kept[1], "_iterator", None)
+            if self.running is not None and self.running is not kept:
                 self.retire(self.running)  # a persistent pool is reset by its next iter()
             self.guard.call(self.epoch_ended)
+        self.epoch_open = True
 
     # -- what the loop does, step by step (autotune's part: callers run it guarded) ----------
 
@@ -165,6 +168,7 @@ class Session:
         return nxt
 
     def epoch_ended(self) -> None:
+        self.epoch_open = False
         self.meter.epoch_ended()
         was_exploring = self.policy.exploring
         self.policy.epoch_ended()
@@ -270,7 +274,7 @@ class Session:
         cost = self.ledger.cost_s(1 / best.mean if best is not None and best.mean else None)
         return TunerState(
             exploring=self.policy.exploring, current=self.config,
-            chosen=None if self.policy.exploring else self.config,
+            chosen=None if self.policy.exploring else self.policy.current,
             exploration_steps=self.ledger.explore_steps,
             exploration_ended_at=self.ended_at, exploration_cost_s=cost,
             stop_reason=None if climb is None or climb.stop_reason is None else str(climb.stop_reason),

@@ -16,6 +16,7 @@ from torch.utils.data import IterableDataset
 from autotune.errors import AutotuneError
 from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
 from autotune.online.finish import Outbox
+from autotune.online.guard import one_line
 from autotune.online.inner import InnerLoaders
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.registry import registry, sequential
@@ -37,11 +38,17 @@ def new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> S
     except AutotuneError:
         raise
     except Exception as exc:  # noqa: BLE001 - autotune's own: the training must not see it
-        log.warning("autotune.DataLoader does not tune %s: its set-up failed (%s)", base, exc)
+        why = f"not tuned: its set-up failed ({one_line(exc)})"
+        log.warning("autotune.DataLoader %s is %s", base, why)
         log.debug("autotune.DataLoader set-up", exc_info=exc)
         start = loader.given()
-        return Session(FixedPolicy(start), InnerLoaders.of(loader), Outbox(None, base), {},
-                       batch_size=1, device=torch.device("cpu"), given=start)
+        writes = os.environ.get("RANK") in (None, "0")
+        session = Session(FixedPolicy(start), InnerLoaders.of(loader),
+                          Outbox(loader.online.results_dir if writes else None, base),
+                          {"name": base}, batch_size=loader.batch_size or 1,
+                          device=torch.device("cpu"), given=start)
+        session.untuned_why = why
+        return session
 
 
 def _new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> Session:
@@ -137,12 +144,11 @@ def epoch_starts(loader: Any, epoch: int) -> None:
     evaluation runs), else the script's arguments. A training loader sizes its workers for its
     share of the CPUs, where several shuffling loaders may run at once."""
     s = loader._session
-    if loader._own_policy or s.applied is not None:
+    if loader._own_policy or s.applied is not None or s.guard.tripped:
         return
-    evaluation = s.untuned_why is not None or (
-        epoch == 0 and isinstance(s.policy, HillClimb) and sequential(loader)
-        and (not torch.is_grad_enabled() or loader._evaluation_named))
-    if evaluation:
+    if epoch == 0 and isinstance(s.policy, HillClimb) and sequential(loader):
+        loader._evaluation = not torch.is_grad_enabled() or loader._evaluation_named
+    if loader._evaluation:
         training = registry().training
         config = loader.given() if training is None else keep_fixed(
             loader, normal(replace(training.config,

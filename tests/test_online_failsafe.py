@@ -1,0 +1,203 @@
+"""autotune.DataLoader never breaks the training: every autotune component made to raise, in turn,
+at its first, an early and a late call; configurations the tuner tries that raise, kill their
+worker or time out; the script's own error raised as torch raises it. In every case the loop gets
+exactly torch's batches, and a report is written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+import torch
+
+import autotune
+from autotune.online import finish, registry, setup
+from autotune.online import session as session_module
+from autotune.online.inner import TORCH_DATALOADER
+from autotune.online.measurement import Measurement
+from autotune.online.meter import Meter
+from autotune.online.policy import HillClimb
+from autotune.recipe.model import load_recipe
+from online_fakes import Indices, _nothing_written_at_exit  # noqa: F401
+
+N, BATCH, EPOCHS = 64, 2, 3
+# Short windows on the real clock: the climb switches configurations within the first epoch.
+QUICK = {"window_steps": 2, "window_s": 0.0, "warmup_steps": 0, "max_explore_share": 1.0,
+         "max_workers": 2, "max_windows": 2, "fixed": ["prefetch_factor"]}
+
+
+class Slow(Indices):
+    """Item i is i, after a millisecond of storage latency (workers pay off)."""
+
+    def __getitem__(self, i):
+        time.sleep(0.001)
+        return i
+
+
+def _torch_batches(dataset) -> list[list[int]]:
+    loader = TORCH_DATALOADER(dataset, batch_size=BATCH, shuffle=True,
+                              generator=torch.Generator().manual_seed(0))
+    return [b.tolist() for _ in range(EPOCHS) for b in loader]
+
+
+def _train(dataset, tmp_path, **kwargs) -> tuple[list[list[int]], autotune.DataLoader]:
+    loader = autotune.DataLoader(dataset, batch_size=BATCH, shuffle=True,
+                                 generator=torch.Generator().manual_seed(0),
+                                 online={**QUICK, "results_dir": str(tmp_path), "name": "t"},
+                                 **kwargs)
+    return [b.tolist() for _ in range(EPOCHS) for b in loader], loader
+
+
+def _report(tmp_path) -> str:
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    load_recipe(run_dir / "recipe.json")
+    return (run_dir / "report.md").read_text()
+
+
+# Each component of autotune that runs inside the training loop, by the call it makes.
+COMPONENTS = {
+    "policy.observe": (HillClimb, "observe"),
+    "policy.epoch_ended": (HillClimb, "epoch_ended"),
+    "meter.enter": (Meter, "enter"),
+    "meter.switching": (Meter, "switching"),
+    "meter.handed_out": (Meter, "handed_out"),
+    "meter.epoch_ended": (Meter, "epoch_ended"),
+    "measurement.add": (Measurement, "add"),
+    "finish.measured_block": (finish, "measured_block"),
+    "finish.report": (finish, "report"),
+    "registry (each step)": (session_module, "registry"),
+}
+
+
+def _wrap(monkeypatch, owner, name, nth: int | None) -> dict[str, int]:
+    """Count `owner.name`'s calls; raise on call `nth` (None: never)."""
+    real = getattr(owner, name)
+    calls = {"n": 0}
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == nth:
+            raise RuntimeError(f"injected into {name}")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+_CALLS: dict[str, int] = {}
+
+
+def _calls_in_a_clean_run(component: str, tmp_path) -> int:
+    if component not in _CALLS:
+        with pytest.MonkeyPatch.context() as mp:
+            calls = _wrap(mp, *COMPONENTS[component], None)
+            _train(Slow(N), tmp_path / "clean")
+        _CALLS[component] = calls["n"]
+        registry.reset()  # the run below is another process's: it must tune, not reuse
+    return _CALLS[component]
+
+
+@pytest.mark.parametrize("when", ["first", "middle", "last"])
+@pytest.mark.parametrize("component", sorted(COMPONENTS))
+def test_an_error_of_autotunes_own_never_reaches_the_training(component, when, tmp_path,
+                                                              monkeypatch, caplog):
+    total = _calls_in_a_clean_run(component, tmp_path)
+    assert total > 0, f"{component} is never called: the list of call sites is out of date"
+    nth = {"first": 1, "middle": max(1, total // 2), "last": total}[when]
+    calls = _wrap(monkeypatch, *COMPONENTS[component], nth)
+    with caplog.at_level("WARNING", logger="autotune"):
+        batches, loader = _train(Slow(N), tmp_path)
+    assert batches == _torch_batches(Slow(N))
+    assert calls["n"] >= nth  # it raised
+    report = _report(tmp_path)
+    if loader.tuner_state.error is not None:  # raised where the guard runs it: tuning stopped
+        assert f"injected into {COMPONENTS[component][1]}" in report
+        assert sum("stopped tuning" in r.message for r in caplog.records) == 1
+
+
+def test_the_backlog_reader_raising_stops_tuning_only(tmp_path):
+    loader = autotune.DataLoader(Slow(N), batch_size=BATCH, shuffle=True,
+                                 generator=torch.Generator().manual_seed(0),
+                                 online={**QUICK, "results_dir": str(tmp_path), "name": "t"})
+    loader._session.ready = lambda _it: 1 / 0
+    batches = [b.tolist() for _ in range(EPOCHS) for b in loader]
+    assert batches == _torch_batches(Slow(N))
+    assert "ZeroDivisionError" in loader.tuner_state.error and "ZeroDivisionError" in _report(tmp_path)
+
+
+def test_a_failing_set_up_leaves_torchs_loader(monkeypatch, tmp_path):
+    monkeypatch.setattr(setup, "_new_session", lambda *a: 1 / 0)
+    batches, loader = _train(Slow(N), tmp_path)
+    assert batches == _torch_batches(Slow(N)) and not loader.tuner_state.exploring
+    assert "set-up failed" in _report(tmp_path)
+
+
+class FailsInWorker(Slow):
+    """Raises in worker 1 only: in configurations of two workers or more, never in the script's."""
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id >= 1:
+            raise OSError("No space left on device (/dev/shm)")
+        return super().__getitem__(i)
+
+
+class KilledInWorker(Slow):
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id >= 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer does
+        return super().__getitem__(i)
+
+
+class HangsInWorker(Slow):
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id >= 1:
+            time.sleep(30)
+        return super().__getitem__(i)
+
+
+@pytest.mark.parametrize("dataset, message, kwargs", [
+    (FailsInWorker, "OSError", {}),
+    pytest.param(KilledInWorker, "exited unexpectedly", {}, marks=pytest.mark.slow),
+    # torch takes a timeout with workers only: the script's own configuration has one.
+    (HangsInWorker, "timed out", {"timeout": 1.0, "num_workers": 1}),
+])
+def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(dataset, message, kwargs,
+                                                                        tmp_path):
+    batches, loader = _train(dataset(N), tmp_path, **kwargs)
+    assert batches == _torch_batches(Slow(N))  # nothing lost, nothing doubled
+    failed = loader.tuner_state.failed
+    assert failed and all(label.startswith("w2") for label in failed)
+    assert any(message in why for why in failed.values())
+    assert loader.config.num_workers < 2
+    assert "failed: " in _report(tmp_path)
+
+
+class AlwaysFails(Slow):
+    def __getitem__(self, i):
+        if i == 13:
+            raise ValueError("item 13 is corrupt")
+        return super().__getitem__(i)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_scripts_own_error_is_raised_as_torch_raises_it(workers, tmp_path):
+    def first_error(make):
+        try:
+            for _ in make():
+                pass
+        except Exception as exc:  # noqa: BLE001
+            return type(exc), str(exc).splitlines()[0]
+        return None
+
+    ours = first_error(lambda: autotune.DataLoader(
+        AlwaysFails(N), batch_size=BATCH, num_workers=workers, online={"enabled": False}))
+    torchs = first_error(lambda: TORCH_DATALOADER(AlwaysFails(N), batch_size=BATCH,
+                                                  num_workers=workers))
+    assert ours == torchs and ours[0] is ValueError
+    with pytest.raises(ValueError, match="item 13 is corrupt"):  # also while tuning
+        _train(AlwaysFails(N), tmp_path, num_workers=workers)
