@@ -26,15 +26,16 @@ def _epoch_digests(out: str) -> list[str]:
 
 @pytest.mark.slow
 def test_the_training_loaders_batches_are_torchs(tmp_path):
-    # 120 steps an epoch, 2 epochs: the exploration switches configurations within the first.
-    args = ("480", "2", "5")
+    # 200 steps an epoch, 3 epochs: the exploration switches configurations within the first, and
+    # its horizon (600 steps where epochs are shorter) ends with the run's last epoch at the latest.
+    args = ("800", "3", "4")
     plain = subprocess.run([sys.executable, str(DIGEST), *args], capture_output=True, text=True,
                            timeout=300)
     assert plain.returncode == 0, output_tail(plain)
     done = autotune_run(tmp_path / "results", DIGEST, *args, cwd=tmp_path, timeout=300)
     assert done.returncode == 0, output_tail(done)
     expected = _epoch_digests(plain.stdout)
-    assert len(expected) == 2
+    assert len(expected) == 3
     assert _epoch_digests(done.stdout) == expected
     recipe, = reports_of_every_loader(tmp_path / "results", least=1)
     assert recipe.measured.trials >= 2  # it did switch: the digests cover a change of workers
