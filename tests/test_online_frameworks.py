@@ -4,25 +4,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from autotune.recipe.model import load_recipe
-
-SCRIPTS = Path(__file__).parent / "frameworks"
+from script_runs import FRAMEWORKS as SCRIPTS, autotune_run, online_folders, output_tail
 
 
 def _autotune_run(tmp_path: Path, script: str, *args: str) -> tuple[str, list[Path]]:
     results = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(results),
-                           str(SCRIPTS / script), *args],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return done.stdout, sorted((results / "runs").glob("*-online-*"))
+    done = autotune_run(results, SCRIPTS / script, *args)
+    assert done.returncode == 0, output_tail(done)
+    return done.stdout, online_folders(results)
 
 
 def _tuned(folder: Path, name: str) -> None:
