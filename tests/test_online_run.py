@@ -107,3 +107,51 @@ def test_options_already_in_the_environment_are_kept_unless_a_flag_says_otherwis
                               "--fix", "num_workers", str(script)], capture_output=True, text=True,
                              timeout=120)
     assert json.loads(flagged.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == ["num_workers"]
+
+
+def test_everything_after_the_script_is_the_scripts(tmp_path):
+    script = tmp_path / "args.py"
+    script.write_text("import sys\nprint('ARGS', sys.argv[1:])\n")
+    done = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir",
+                           str(tmp_path / "r"), str(script), "--epochs", "10", "--debug",
+                           "--results-dir", "out", "--", "x"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ARGS ['--epochs', '10', '--debug', '--results-dir', 'out', '--', 'x']" in done.stdout
+
+
+def test_an_unwritable_results_dir_is_one_line_before_the_script_runs(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    marker = tmp_path / "ran"
+    script = tmp_path / "s.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('')\n")
+    result = CliRunner().invoke(app, ["run", "--results-dir", str(blocker / "sub"), str(script)])
+    assert result.exit_code == 2 and "--results-dir" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not marker.exists()
+
+
+def test_exit_codes_are_the_shells():
+    from autotune.cli.run_cmd import exit_code
+    assert exit_code(0) == 0 and exit_code(3) == 3 and exit_code(-15) == 143 and exit_code(-2) == 130
+
+
+def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
+    import signal
+    import time
+    script = tmp_path / "waits.py"
+    ready = tmp_path / "ready"
+    script.write_text(textwrap.dedent(f"""
+        import signal, sys, time
+        signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))
+        open({str(ready)!r}, "w").write("")
+        time.sleep(60)
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "autotune", "run", "--results-dir",
+                             str(tmp_path / "r"), str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 7  # the script's own handler decided, and its code came back

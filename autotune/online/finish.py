@@ -79,7 +79,9 @@ def range_fields(climb: HillClimb) -> dict[str, Any]:
 def summary(label: str, m: Measured, start_label: str) -> str:
     cost = ("n/a" if m.exploration_cost_s is None else
             f"{m.exploration_cost_s:.2f} s ({_text(m.exploration_cost_pct, '.1f')}% of its time)")
-    line = (f"autotune.DataLoader chose {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
+    verb = ("chose" if m.exploration_complete is not False
+            else "had not finished exploring; best so far")
+    line = (f"autotune.DataLoader {verb} {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
             f" {_text(m.speedup, '.2f')}x over {start_label} as started; {m.trials} configurations"
             f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}")
     if m.failed_configurations:

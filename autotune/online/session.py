@@ -174,6 +174,10 @@ class Session:
         self.policy.epoch_ended()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
+        elif self.policy.exploring:
+            # A checkpoint: a script often drops its loader before exit (a local of its main()),
+            # and what was measured since the last candidate's checkpoint would go with it.
+            self.outbox.write()
         elif self.untuned_why is not None and self.outbox.outcome is None:
             self.outbox.publish(self._untuned())
 
