@@ -201,3 +201,33 @@ def test_the_scripts_own_error_is_raised_as_torch_raises_it(workers, tmp_path):
     assert ours == torchs and ours[0] is ValueError
     with pytest.raises(ValueError, match="item 13 is corrupt"):  # also while tuning
         _train(AlwaysFails(N), tmp_path, num_workers=workers)
+
+
+def test_figures_not_measured_are_null_not_zero():
+    from autotune.online.climb_types import ClimbSettings
+    from autotune.online.finish import Outcome
+    from autotune.online.meter import Ledger
+    from autotune.space.config import LoaderConfig
+
+    climb = HillClimb(LoaderConfig(), ("num_workers",), ClimbSettings(None, 2, False))
+    outcome = Outcome.of(climb, Ledger(), {"name": "x"}, 4, torch.device("cpu"))
+    m = outcome.measured
+    assert (m.samples_per_s, m.baseline_samples_per_s, m.speedup, m.exploration_cost_s) == (
+        None, None, None, None)
+    assert m.exploration_complete is False
+    assert "n/a samples/s, n/a" in outcome.line and "0.0" not in outcome.line
+
+
+def test_verify_says_n_a_where_nothing_was_recorded():
+    from autotune.verify.model import VerifiedConfig, Verification
+
+    tuned = VerifiedConfig(role="tuned", label="w2", params={}, samples_per_s=[10.0], median=10.0,
+                           spread=0.0, recorded_samples_per_s=None)
+    v = Verification(recipe=None, workload="w", workload_name=None, device="cpu", usable_cpus=2,
+                     seconds=1, rounds=1, settle_s=1, tuned=tuned, defaults=None,
+                     recorded_samples_per_s=None, verified_samples_per_s=10.0,
+                     difference_pct=tuned.difference_pct, recorded_speedup=None,
+                     verified_speedup=None)
+    assert v.difference_pct is None and v.within_target is None
+    assert any("difference: n/a" in line for line in v.summary_lines())
+    assert "+0.0%" not in v.to_markdown()

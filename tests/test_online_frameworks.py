@@ -30,9 +30,10 @@ def _tuned(folder: Path, name: str) -> None:
 
 FRAMEWORKS = pytest.mark.parametrize("script, items, done, dataset", [
     # Two epochs of 400 steps, on the loader class the script's DataLoader name now means.
-    ("lightning_fit.py", "3200", "FIT-DONE 800 autotune.online.loader.DataLoader", "Items"),
+    ("lightning_fit.py", "3200", "FIT-DONE 800 autotune.online.loader.DataLoader",
+     "Items-loader"),
     # transformers' Trainer re-creates the loader through accelerate's DataLoaderShard.
-    ("transformers_train.py", "1600", "TRAIN-DONE 400", "Sequences"),
+    ("transformers_train.py", "1600", "TRAIN-DONE 400", "Sequences-get_train_dataloader"),
 ], ids=["lightning", "transformers"])
 
 

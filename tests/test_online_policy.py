@@ -184,6 +184,40 @@ def test_persistent_workers_where_start_up_costs_an_epoch_share():
     assert not cheap_start.current.persistent_workers
 
 
+def test_the_scripts_persistent_workers_are_kept_on_a_tie():
+    """timm sets persistent_workers=True: a cheap start-up is no reason to undo the script's own
+    choice (it may have reasons a step's rate does not show: a worker's costly set-up)."""
+    given = LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True)
+    climb = HillClimb(given, TUNED, _settings(epoch_steps=100_000))
+    Loop(startup_s=0.001).run(climb)
+    assert climb.current.num_workers > 0 and climb.current.persistent_workers
+
+
+def test_a_failed_candidate_is_worse_never_chosen_and_never_tried_again():
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    loop = Loop()
+    for n in range(10_000):  # until the first candidate runs
+        if climb.current != climb.start:
+            break
+        step_s, wait_s = loop.timing(climb.current)
+        climb.observe(Step(n, step_s, wait_s, n, None, wait_cpu_s=wait_s * loop.cpu_share))
+    candidate = climb.current
+    after = climb.failed(candidate, "RuntimeError: DataLoader worker exited unexpectedly")
+    assert after != candidate and climb.measured[candidate].failed
+    loop.run(climb)
+    assert climb.current.num_workers != candidate.num_workers or climb.current != candidate
+    assert climb.best.config != candidate and not climb.exploring
+
+
+def test_a_chosen_configuration_that_fails_gives_way_to_the_start():
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    Loop().run(climb)
+    chosen = climb.current
+    assert chosen != climb.start
+    assert climb.failed(chosen, "OSError: /dev/shm") == climb.start
+    assert climb.best is climb.measured[climb.start]
+
+
 def test_pin_memory_tried_only_with_cuda():
     cpu = HillClimb(LoaderConfig(), TUNED, _settings())
     Loop().run(cpu)

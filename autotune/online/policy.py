@@ -135,7 +135,7 @@ class HillClimb(ClimbPlan):
         it is marked failed and never tried again. A candidate is judged worse and the plan goes
         on; a best that fails (measured again, or chosen) gives way to the start, and exploring
         ends. The configuration to run now."""
-        m = self.measured.setdefault(config, Measurement(config))
+        m = self._measurement_of(config) or self.measured.setdefault(config, Measurement(config))
         m.failed = error
         if self.exploring and self._primed and config == self.current and m is not self.best:
             self._advance(Verdict.WORSE)
@@ -144,10 +144,16 @@ class HillClimb(ClimbPlan):
                 self.best = self.measured[self.start]
             if self.exploring:
                 self._stop(StopReason.FAILED)
-        running = self.measured.get(self.current)
+        running = self._measurement_of(self.current)
         if running is not None and running.failed:
             self.current = self.choice_so_far()
         return self.current
+
+    def _measurement_of(self, config: LoaderConfig) -> Measurement | None:
+        """`config`'s measurement; persistence aside (the choice adds it after measuring)."""
+        return self.measured.get(config) or next(
+            (m for c, m in self.measured.items()
+             if replace(c, persistent_workers=config.persistent_workers) == config), None)
 
     def choice_so_far(self) -> LoaderConfig:
         """What exploring would choose if it ended now."""
