@@ -110,7 +110,7 @@ def call_site() -> CallSite:
                 where = f"{Path(filename).stem}:{frame.f_lineno}"
                 variable = _assigned(filename, frame.f_lineno)
             name = frame.f_code.co_name
-            if "loader" in name.lower():
+            if "dataloader" in name.lower():  # Lightning's train_dataloader, HF's get_*_dataloader
                 roles.append(name)
         frame = frame.f_back
     # transformers' get_eval_dataloader calls _get_dataloader: the name that says what for wins.
