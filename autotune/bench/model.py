@@ -104,6 +104,8 @@ class BenchRow(_Strict):
 class BenchReport(_Strict):
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     command: str
+    commit: str | None = None  # the code measured (bench/provenance.py); None: not recorded
+    historical: str | None = None  # why a committed file is a past record, not today's code
     quick: bool
     environment: dict[str, Any]
     tuner_budget_s: float
@@ -138,6 +140,8 @@ class AccuracyRow(_Strict):
 class AccuracyReport(_Strict):
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     command: str
+    commit: str | None = None  # the code measured (bench/provenance.py); None: not recorded
+    historical: str | None = None  # why a committed file is a past record, not today's code
     quick: bool
     environment: dict[str, Any]
     burst: dict[str, Any]  # the tuner's trial settings, as each burst ran

@@ -49,6 +49,8 @@ class OnlineRow(_Strict):
 class OnlineReport(_Strict):
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     command: str
+    commit: str | None = None  # the code measured (bench/provenance.py); None: not recorded
+    historical: str | None = None  # why a committed file is a past record, not today's code
     environment: dict[str, Any]
     steps: int  # per training
     min_steps: int  # the minimum: fewer is a smoke run

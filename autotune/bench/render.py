@@ -27,6 +27,16 @@ def _rate(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.0f} samples/s"
 
 
+def _measured(report: BenchReport | AccuracyReport | OnlineReport) -> list[str]:
+    """What was run, how long, where, when and on which commit; and, for a past record, why."""
+    env = report.environment
+    commit = f", commit {report.commit}" if report.commit else ""
+    lines = [f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
+             f" CPUs, device {env.get('device')}, torch {env.get('torch')};"
+             f" {report.created:%Y-%m-%d %H:%M} UTC{commit}.", ""]
+    return lines + ([f"> **Historical record.** {report.historical}", ""] if report.historical else [])
+
+
 def _mark(ok: bool | None) -> str:
     return "" if ok is None else (" ✓" if ok else " ✗")
 
@@ -88,13 +98,10 @@ def _details(row: BenchRow) -> str:
 
 def to_markdown(report: BenchReport) -> str:
     met = report.targets_met()
-    env = report.environment
     v = report.verify
     parts = [
         f"# autotune bench{' (quick)' if report.quick else ''}", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
         headline(report),
         f"Columns: every workload is tuned {report.tunings} times (seeds 0 to"
         f" {report.tunings - 1}) and each column shows the WORST of those tunings on its measure"
@@ -149,13 +156,10 @@ def accuracy_table(report: AccuracyReport) -> str:
 
 
 def accuracy_markdown(report: AccuracyReport) -> str:
-    env = report.environment
     within = report.within()
     parts = [
         f"# autotune bench --accuracy{' (quick)' if report.quick else ''}", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
         accuracy_table(report),
         "Does a burst measure the rate a configuration sustains? Per configuration,"
         f" {report.rounds} rounds, each one burst (autotune.burst.runner.run_burst with the tuner's"
@@ -214,14 +218,11 @@ def _online_options(options: dict[str, object]) -> str:
 
 
 def online_markdown(report: OnlineReport) -> str:
-    env = report.environment
     met = report.targets_met()
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
         "# autotune bench --online", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
     ]
     if report.below_minimum:
         parts += [f"**{report.steps} steps per training: below the {report.min_steps} the"
