@@ -4,7 +4,10 @@ so that a figure read months later says what it is a figure of."""
 from __future__ import annotations
 
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 _TREE = Path(__file__).resolve().parents[2]
 
@@ -21,3 +24,15 @@ def git_commit(tree: Path = _TREE) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{commit}+dirty" if dirty else commit
+
+
+class Recorded(BaseModel):
+    """What every bench report records about itself, first in its JSON: when, what was run, on
+    which code, and (for a committed file kept as a past record) why it is not today's code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    command: str
+    commit: str | None = None  # the code measured (git_commit); None: not recorded
+    historical: str | None = None  # why a committed file is a past record, not today's code

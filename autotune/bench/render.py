@@ -59,6 +59,27 @@ def _table(header: str, align: str, rows: list[str]) -> str:
     return "\n".join([header, align, *rows]) + "\n"
 
 
+def bench_targets(report: BenchReport) -> str:
+    """The targets, each marked met or missed on the worst tuning."""
+    met = report.targets_met()
+    return ("Targets, on the worst tuning: tuned / grid best >= "
+            f"{MIN_TUNED_VS_GRID}{_mark(met.get('tuned_vs_grid'))}; recorded vs verified within"
+            f" ±{MAX_RECORDED_VS_VERIFIED:.0%}{_mark(met.get('recorded_vs_verified'))}; tuning time"
+            f" within the budget{_mark(met.get('within_budget'))} and, where the grid is exhaustive,"
+            f" <= {MAX_TUNE_SHARE_OF_GRID:.0%} of the grid's{_mark(met.get('tune_share_of_grid'))};"
+            f" compute-bound <= {MAX_COMPUTE_BOUND_WORKERS}"
+            f" workers{_mark(met.get('compute_bound_few_workers'))}; more workers than CPUs where the"
+            f" grid found that faster{_mark(met.get('beyond_cores_when_faster'))}; tunings"
+            f" within {MAX_STABILITY_DIFF:.0%} of each other{_mark(met.get('stable'))}.")
+
+
+def online_targets(report: OnlineReport) -> str:
+    met = report.targets_met()
+    return (f"Targets, on the worst round: (b)/(c) whole run >= {MIN_ONLINE_WHOLE}"
+            f"{_mark(met.get('online_whole'))}; (b)/(c) after tuning >= {MIN_ONLINE_AFTER}"
+            f"{_mark(met.get('online_after'))}.")
+
+
 def headline(report: BenchReport) -> str:
     return _table(HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
                   [headline_row(r) for r in report.rows])
@@ -97,7 +118,6 @@ def _details(row: BenchRow) -> str:
 
 
 def to_markdown(report: BenchReport) -> str:
-    met = report.targets_met()
     v = report.verify
     parts = [
         f"# autotune bench{' (quick)' if report.quick else ''}", "",
@@ -122,15 +142,7 @@ def to_markdown(report: BenchReport) -> str:
         "Each grid point is one burst with the tuner's own trial settings"
         f" ({report.burst}); what each grid covers is given per workload below. Tuner budget"
         f" {report.tuner_budget_s:.0f}s.", "",
-        "Targets, on the worst tuning: tuned / grid best >= "
-        f"{MIN_TUNED_VS_GRID}{_mark(met.get('tuned_vs_grid'))}; recorded vs verified within"
-        f" ±{MAX_RECORDED_VS_VERIFIED:.0%}{_mark(met.get('recorded_vs_verified'))}; tuning time"
-        f" within the budget{_mark(met.get('within_budget'))} and, where the grid is exhaustive,"
-        f" <= {MAX_TUNE_SHARE_OF_GRID:.0%} of the grid's{_mark(met.get('tune_share_of_grid'))};"
-        f" compute-bound <= {MAX_COMPUTE_BOUND_WORKERS}"
-        f" workers{_mark(met.get('compute_bound_few_workers'))}; more workers than CPUs where the"
-        f" grid found that faster{_mark(met.get('beyond_cores_when_faster'))}; tunings"
-        f" within {MAX_STABILITY_DIFF:.0%} of each other{_mark(met.get('stable'))}.", "",
+        bench_targets(report), "",
         "## Per workload", "",
     ]
     parts += [_details(r) for r in report.rows]
@@ -218,7 +230,6 @@ def _online_options(options: dict[str, object]) -> str:
 
 
 def online_markdown(report: OnlineReport) -> str:
-    met = report.targets_met()
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
         "# autotune bench --online", "",
@@ -245,8 +256,6 @@ def online_markdown(report: OnlineReport) -> str:
         " time over (b)'s. Ratios: the worst round's, then each round's where there are"
         " several.", "",
         f"Ideal (c) configurations from: {sources}.", "",
-        f"Targets, on the worst round: (b)/(c) whole run >= {MIN_ONLINE_WHOLE}"
-        f"{_mark(met.get('online_whole'))}; (b)/(c) after tuning >= {MIN_ONLINE_AFTER}"
-        f"{_mark(met.get('online_after'))}.",
+        online_targets(report),
     ]
     return "\n".join(parts) + "\n"

@@ -11,7 +11,7 @@ from sources import ROOT, Source, all_results, read
 
 from autotune.bench.model import AccuracyReport, BenchReport
 from autotune.bench.online_model import OnlineReport
-from autotune.bench.render import accuracy_table, headline, online_table
+from autotune.bench.render import accuracy_table, bench_targets, headline, online_table, online_targets
 from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
@@ -33,9 +33,14 @@ def _stamped(source: Source, body: str) -> list[str]:
     return lines + [body, ""]
 
 
-def _met(targets: dict[str, bool | None]) -> str:
-    shown = [f"{name.replace('_', ' ')} {'✓' if ok else '✗'}" for name, ok in targets.items() if ok is not None]
-    return "Targets over all workloads: " + ", ".join(shown) + "."
+def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
+    """One section per results file: its command, its stamp, its table and its targets."""
+    lines: list[str] = []
+    for rel in files:
+        source, data = _load(rel)
+        report = model.model_validate(data)
+        lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), ""]
+    return lines
 
 
 def offline_table() -> tuple[Source, str]:
@@ -55,7 +60,7 @@ def offline_page() -> str:
         " against steady windows of a plain training loop. Every column shows the **worst** of"
         " the three tunings on its own measure. Columns and targets:"
         " [How it works: the search](../how-it-works/search.md#the-bench).", "",
-        *_stamped(source, table), _met(report.targets_met()), "",
+        *_stamped(source, table), bench_targets(report), "",
         "## Earlier: `autotune bench --quick`", "",
         quick.stamp(), "", '!!! note "Historical record"', f"    {quick.historical}", "",
         "Its table is in `results/bench/bench-quick.md`, in that day's format.", ""])
@@ -67,11 +72,7 @@ def online_page() -> str:
              " tuning online from them, (c) the exhaustive grid's best from step 0, the ideal no"
              " tuner can beat. *(b)/(c) whole run* includes the exploration; *after tuning* starts"
              " where (b) stopped exploring. Targets: ≥ 0.95 whole run, ≥ 0.97 after tuning.", ""]
-    for rel in ONLINE:
-        source, data = _load(rel)
-        report = OnlineReport.model_validate(data)
-        lines += [f"## `{report.command}`", "", *_stamped(source, online_table(report)),
-                  _met(report.targets_met()), ""]
+    lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
     return "\n".join(lines)
 
 
@@ -80,10 +81,7 @@ def accuracy_page() -> str:
              "Does a short burst measure the rate a configuration sustains? Each configuration's"
              " median burst (run exactly as a tuner trial) over its median 20 s steady window;"
              " target within ±5%.", ""]
-    for rel in ACCURACY:
-        source, data = _load(rel)
-        report = AccuracyReport.model_validate(data)
-        lines += [f"## `{report.command}`", "", *_stamped(source, accuracy_table(report))]
+    lines += _sections(ACCURACY, AccuracyReport, accuracy_table, lambda report: "")
     return "\n".join(lines)
 
 
