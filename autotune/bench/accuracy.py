@@ -21,6 +21,7 @@ import torch
 from autotune import environment
 from autotune.bench.model import AccuracyReport, AccuracyRow
 from autotune.bench.options import AccuracyOptions
+from autotune.bench.provenance import git_commit
 from autotune.bench.targets import burst_within_steady
 from autotune.bench.workloads import BenchWorkload, select
 from autotune.burst.runner import BurstSettings, run_burst
@@ -119,7 +120,7 @@ def run_accuracy(opts: AccuracyOptions, log: Log, command: str) -> AccuracyRepor
                 rows.append(accuracy_row(bw, config, [], [], f"{type(exc).__name__}: {exc}"))
                 continue
             rows.append(accuracy_row(bw, config, bursts, steady))
-    return AccuracyReport(command=command, quick=opts.quick,
+    return AccuracyReport(command=command, commit=git_commit(), quick=opts.quick,
                           environment=environment.collect(resolve_device(opts.device)),
                           burst=BurstOptions().model_dump(), steady_seconds=opts.seconds,
                           settle_s=opts.settle_s, rounds=opts.measure_rounds,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from autotune.bench.provenance import Recorded
 from autotune.bench.targets import targets_met
 
 
@@ -101,9 +101,7 @@ class BenchRow(_Strict):
     targets: dict[str, bool | None]
 
 
-class BenchReport(_Strict):
-    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    command: str
+class BenchReport(Recorded):
     quick: bool
     environment: dict[str, Any]
     tuner_budget_s: float
@@ -135,9 +133,7 @@ class AccuracyRow(_Strict):
     error: str | None = None  # the configuration could not be measured
 
 
-class AccuracyReport(_Strict):
-    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    command: str
+class AccuracyReport(Recorded):
     quick: bool
     environment: dict[str, Any]
     burst: dict[str, Any]  # the tuner's trial settings, as each burst ran

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from autotune.bench.online_figures import Way
+from autotune.bench.provenance import Recorded
 from autotune.bench.targets import targets_met
 
 
@@ -46,9 +46,7 @@ class OnlineRow(_Strict):
     targets: dict[str, bool | None]
 
 
-class OnlineReport(_Strict):
-    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    command: str
+class OnlineReport(Recorded):
     environment: dict[str, Any]
     steps: int  # per training
     min_steps: int  # the minimum: fewer is a smoke run

@@ -16,6 +16,7 @@ from autotune.bench.online_loop import train
 from autotune.bench.online_model import OnlineReport, OnlineRow
 from autotune.bench.online_row import online_round, online_row
 from autotune.bench.options import ONLINE_STEPS, OnlineBenchOptions
+from autotune.bench.provenance import git_commit
 from autotune.bench.workloads import BenchWorkload, select
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
@@ -99,7 +100,7 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
     for bw in chosen:  # a workload without its ideal fails now, not after the others' trainings
         file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
     rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
-    return OnlineReport(command=command, environment=environment.collect(device), steps=opts.steps,
+    return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device), steps=opts.steps,
                         min_steps=ONLINE_STEPS, rounds=opts.rounds, grid_from=str(opts.grid_from),
                         online=online_options(opts, device).model_dump(mode="json"),
                         total_s=round(time.perf_counter() - t0, 1), rows=rows)

@@ -5,13 +5,28 @@ both from one result, so the two never disagree.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
+import torch
+
+from autotune import environment
 from autotune.bench.overhead_result import ALLOWED_OVERHEAD_PCT, STAGES, OverheadResult
+from autotune.bench.provenance import git_commit
 
 
-def render_markdown(result: OverheadResult, command: str) -> str:
-    lines = ["# Overhead of autotune's measuring", "", f"Command: `{command}`", "",
+def _provenance(result: OverheadResult, command: str) -> dict[str, object]:
+    """What was run, when, on which commit and machine: a figure must say where it comes from."""
+    return {"command": command, "created": datetime.now(timezone.utc).isoformat(),
+            "commit": git_commit(), "environment": environment.collect(torch.device(result.device))}
+
+
+def render_markdown(result: OverheadResult, command: str, provenance: dict[str, object] | None = None) -> str:
+    p = provenance or {}
+    env = p.get("environment") or {}
+    where = (f" — {env.get('usable_cpus')} usable CPUs, device {env.get('device')}, torch"
+             f" {env.get('torch')}; {p.get('created')}, commit {p.get('commit')}" if p else "")
+    lines = ["# Overhead of autotune's measuring", "", f"Command: `{command}`{where}", "",
              f"Workload `{result.workload}`, configuration `{result.config.label()}`, device"
              f" `{result.device}`. Plain loop and instrumented loop alternate on one loader in"
              f" {result.segment_s:g} s segments (ABBA order); each neighbouring pair gives a ratio."
@@ -56,6 +71,7 @@ def render_markdown(result: OverheadResult, command: str) -> str:
 def write_report(result: OverheadResult, out_dir: Path, command: str) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "overhead.md", "json": out_dir / "overhead.json"}
-    paths["md"].write_text(render_markdown(result, command))
-    paths["json"].write_text(json.dumps({"command": command, **result.to_dict()}, indent=2) + "\n")
+    provenance = _provenance(result, command)
+    paths["md"].write_text(render_markdown(result, command, provenance))
+    paths["json"].write_text(json.dumps({**provenance, **result.to_dict()}, indent=2) + "\n")
     return paths

@@ -27,6 +27,16 @@ def _rate(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.0f} samples/s"
 
 
+def _measured(report: BenchReport | AccuracyReport | OnlineReport) -> list[str]:
+    """What was run, how long, where, when and on which commit; and, for a past record, why."""
+    env = report.environment
+    commit = f", commit {report.commit}" if report.commit else ""
+    lines = [f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
+             f" CPUs, device {env.get('device')}, torch {env.get('torch')};"
+             f" {report.created:%Y-%m-%d %H:%M} UTC{commit}.", ""]
+    return lines + ([f"> **Historical record.** {report.historical}", ""] if report.historical else [])
+
+
 def _mark(ok: bool | None) -> str:
     return "" if ok is None else (" ✓" if ok else " ✗")
 
@@ -47,6 +57,27 @@ def headline_row(row: BenchRow) -> str:
 
 def _table(header: str, align: str, rows: list[str]) -> str:
     return "\n".join([header, align, *rows]) + "\n"
+
+
+def bench_targets(report: BenchReport) -> str:
+    """The targets, each marked met or missed on the worst tuning."""
+    met = report.targets_met()
+    return ("Targets, on the worst tuning: tuned / grid best >= "
+            f"{MIN_TUNED_VS_GRID}{_mark(met.get('tuned_vs_grid'))}; recorded vs verified within"
+            f" ±{MAX_RECORDED_VS_VERIFIED:.0%}{_mark(met.get('recorded_vs_verified'))}; tuning time"
+            f" within the budget{_mark(met.get('within_budget'))} and, where the grid is exhaustive,"
+            f" <= {MAX_TUNE_SHARE_OF_GRID:.0%} of the grid's{_mark(met.get('tune_share_of_grid'))};"
+            f" compute-bound <= {MAX_COMPUTE_BOUND_WORKERS}"
+            f" workers{_mark(met.get('compute_bound_few_workers'))}; more workers than CPUs where the"
+            f" grid found that faster{_mark(met.get('beyond_cores_when_faster'))}; tunings"
+            f" within {MAX_STABILITY_DIFF:.0%} of each other{_mark(met.get('stable'))}.")
+
+
+def online_targets(report: OnlineReport) -> str:
+    met = report.targets_met()
+    return (f"Targets, on the worst round: (b)/(c) whole run >= {MIN_ONLINE_WHOLE}"
+            f"{_mark(met.get('online_whole'))}; (b)/(c) after tuning >= {MIN_ONLINE_AFTER}"
+            f"{_mark(met.get('online_after'))}.")
 
 
 def headline(report: BenchReport) -> str:
@@ -87,14 +118,10 @@ def _details(row: BenchRow) -> str:
 
 
 def to_markdown(report: BenchReport) -> str:
-    met = report.targets_met()
-    env = report.environment
     v = report.verify
     parts = [
         f"# autotune bench{' (quick)' if report.quick else ''}", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
         headline(report),
         f"Columns: every workload is tuned {report.tunings} times (seeds 0 to"
         f" {report.tunings - 1}) and each column shows the WORST of those tunings on its measure"
@@ -115,15 +142,7 @@ def to_markdown(report: BenchReport) -> str:
         "Each grid point is one burst with the tuner's own trial settings"
         f" ({report.burst}); what each grid covers is given per workload below. Tuner budget"
         f" {report.tuner_budget_s:.0f}s.", "",
-        "Targets, on the worst tuning: tuned / grid best >= "
-        f"{MIN_TUNED_VS_GRID}{_mark(met.get('tuned_vs_grid'))}; recorded vs verified within"
-        f" ±{MAX_RECORDED_VS_VERIFIED:.0%}{_mark(met.get('recorded_vs_verified'))}; tuning time"
-        f" within the budget{_mark(met.get('within_budget'))} and, where the grid is exhaustive,"
-        f" <= {MAX_TUNE_SHARE_OF_GRID:.0%} of the grid's{_mark(met.get('tune_share_of_grid'))};"
-        f" compute-bound <= {MAX_COMPUTE_BOUND_WORKERS}"
-        f" workers{_mark(met.get('compute_bound_few_workers'))}; more workers than CPUs where the"
-        f" grid found that faster{_mark(met.get('beyond_cores_when_faster'))}; tunings"
-        f" within {MAX_STABILITY_DIFF:.0%} of each other{_mark(met.get('stable'))}.", "",
+        bench_targets(report), "",
         "## Per workload", "",
     ]
     parts += [_details(r) for r in report.rows]
@@ -149,13 +168,10 @@ def accuracy_table(report: AccuracyReport) -> str:
 
 
 def accuracy_markdown(report: AccuracyReport) -> str:
-    env = report.environment
     within = report.within()
     parts = [
         f"# autotune bench --accuracy{' (quick)' if report.quick else ''}", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
         accuracy_table(report),
         "Does a burst measure the rate a configuration sustains? Per configuration,"
         f" {report.rounds} rounds, each one burst (autotune.burst.runner.run_burst with the tuner's"
@@ -214,14 +230,10 @@ def _online_options(options: dict[str, object]) -> str:
 
 
 def online_markdown(report: OnlineReport) -> str:
-    env = report.environment
-    met = report.targets_met()
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
         "# autotune bench --online", "",
-        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-        f" CPUs, device {env.get('device')}, torch {env.get('torch')}; {report.created:%Y-%m-%d %H:%M} UTC.",
-        "",
+        *_measured(report),
     ]
     if report.below_minimum:
         parts += [f"**{report.steps} steps per training: below the {report.min_steps} the"
@@ -244,8 +256,6 @@ def online_markdown(report: OnlineReport) -> str:
         " time over (b)'s. Ratios: the worst round's, then each round's where there are"
         " several.", "",
         f"Ideal (c) configurations from: {sources}.", "",
-        f"Targets, on the worst round: (b)/(c) whole run >= {MIN_ONLINE_WHOLE}"
-        f"{_mark(met.get('online_whole'))}; (b)/(c) after tuning >= {MIN_ONLINE_AFTER}"
-        f"{_mark(met.get('online_after'))}.",
+        online_targets(report),
     ]
     return "\n".join(parts) + "\n"

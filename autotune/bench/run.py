@@ -17,6 +17,7 @@ from autotune.bench.compare import side_by_side
 from autotune.bench.grid import QUICK_OFF, search_grid
 from autotune.bench.model import BenchReport, BenchRow
 from autotune.bench.options import BenchOptions
+from autotune.bench.provenance import git_commit
 from autotune.bench.row import WorkloadRun, bench_row, default_roles
 from autotune.bench.workloads import BenchWorkload, select
 from autotune.search.guard import default_ram_budget_mib
@@ -100,7 +101,7 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
 def run_bench(opts: BenchOptions, log: Log, command: str) -> BenchReport:
     t0 = time.perf_counter()
     rows = [bench_workload(bw, opts, log) for bw in select(opts.workloads, opts.quick)]
-    return BenchReport(command=command, quick=opts.quick,
+    return BenchReport(command=command, commit=git_commit(), quick=opts.quick,
                        environment=environment.collect(resolve_device(opts.device)),
                        tuner_budget_s=opts.budget_s, burst=BurstOptions().model_dump(),
                        side_by_side_burst=asdict(opts.side_by_side_settings()), rounds=opts.rounds,

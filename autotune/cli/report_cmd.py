@@ -25,7 +25,7 @@ def report(
     out_dir = out or Path("results") / "studies" / slug(study)
     files = write_merged(reports, out_dir, f"autotune: study {study}")
     console.print(table.to_rich(merged_rows(reports), title=f"autotune: study {study}",
-                                extra=extra_columns(reports)))
+                                extra=extra_columns(reports), width=console.width))
     for rep in reports:
         name = rep.point or study
         if rep.recipe is None:

@@ -53,7 +53,8 @@ def _warmup_note(m: Measured) -> str:
 
 def _show(result: TuneResult, out: Path | None) -> None:
     console.print(table.to_rich(table.rows(result.trials, result.best, result.baseline),
-                                title=f"autotune: {result.workload.name} on {result.device}"))
+                                title=f"autotune: {result.workload.name} on {result.device}",
+                                width=console.width))
     if result.recipe is not None and result.best is not None:
         m = result.recipe.measured
         console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"

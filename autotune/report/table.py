@@ -70,9 +70,16 @@ STATUS_STYLES = {"best": "bold green", "failed": "red", "skipped": "yellow", "re
                  "pruned": "dim"}
 
 # The terminal shows the knobs as one short label (w4 pf2 persist pin ...) and the wait share with
-# the verdict to fit 80 columns; Markdown and CSV keep one column per knob and every share.
+# the verdict; Markdown and CSV keep one column per knob and every share.
 TERMINAL_COLUMNS = ("trial", "config", "samples_per_s", "restart_s", "speedup", "data_wait_pct", "bottleneck",
                     "gpu_util_pct", "peak_mem_mib", "status")
+# Where the console is too narrow (an 80-column Slurm or CI log), columns go in this order, first
+# the least telling; the trial number, the configuration, its rate and status always stay.
+DROP_ORDER = ("peak_mem_mib", "gpu_util_pct", "restart_s", "bottleneck", "data_wait_pct", "speedup")
+# A rich table spends 3 characters per column (padding and a rule) and 1 for the closing rule.
+_FRAME_PER_COLUMN, _FRAME = 3, 1
+_MIN_STATUS = 10  # 'failed: …' still says what happened
+_STATUS_FIT = 20  # the status width columns are dropped for; a longer one is cut
 
 
 def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
@@ -80,18 +87,52 @@ def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
     return (columns[0], *extra, *columns[1:])
 
 
-def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
-            extra: tuple[str, ...] = ()) -> Table:
-    table = Table(title=title, header_style="bold")
+def _texts(table_rows: list[dict[str, Any]], columns: tuple[str, ...]) -> list[list[str]]:
+    def text(row: dict[str, Any], col: str) -> str:
+        return LoaderConfig.from_params(row).label() if col == "config" else _cell(row[col])
+    return [[text(row, c) for c in columns] for row in table_rows]
+
+
+def fitting_columns(table_rows: list[dict[str, Any]], width: int | None,
+                    extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...], int | None]:
+    """The terminal columns that fit `width` characters unbroken (all of them for None), the
+    least telling dropped first, and the width left for the status (None: no limit). The full
+    table is always in trials.md and trials.csv."""
     columns = _with(TERMINAL_COLUMNS, extra)
+    if width is None:
+        return columns, None
+    texts = _texts(table_rows, columns)
+    need = {c: max([len(HEADERS.get(c, c))] + [len(r[i]) for r in texts]) for i, c in enumerate(columns)}
+    need["status"] = min(need["status"], _STATUS_FIT)  # one long failure must not empty the table
+
+    def total(kept: list[str]) -> int:
+        return sum(need[c] + _FRAME_PER_COLUMN for c in kept) + _FRAME
+
+    kept = list(columns)
+    for col in DROP_ORDER:
+        if total(kept) <= width:
+            break
+        kept.remove(col)
+    # A long failure is cut, not the configuration: rich would otherwise shrink every column.
+    others = total([c for c in kept if c != "status"]) + _FRAME_PER_COLUMN
+    return tuple(kept), max(width - others, _MIN_STATUS)
+
+
+def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
+            extra: tuple[str, ...] = (), width: int | None = None) -> Table:
+    """The table for a console `width` characters wide (None: every terminal column). Cells never
+    wrap: a word split over two lines ("re-me / asure") is unreadable in a log, so a status too
+    long for what is left (a long failure) ends in an ellipsis instead."""
+    table = Table(title=title, header_style="bold")
+    columns, status_width = fitting_columns(table_rows, width, extra)
     for col in columns:
         table.add_column(HEADERS.get(col, col),
                          justify="left" if col in ("config", "bottleneck", "status", *extra) else "right",
-                         overflow="fold")
-    for row in table_rows:
+                         no_wrap=True, overflow="ellipsis",
+                         max_width=status_width if col == "status" else None)
+    for row, cells in zip(table_rows, _texts(table_rows, columns)):
         style = STATUS_STYLES.get(row["status"].split(":", 1)[0])
-        label = LoaderConfig.from_params(row).label()
-        table.add_row(*(label if c == "config" else _cell(row[c]) for c in columns), style=style)
+        table.add_row(*cells, style=style)
     return table
 
 

@@ -1,0 +1,156 @@
+"""The Benchmarks pages, written from the committed results files when the docs are built: every
+table is rendered by the bench's own renderer from its JSON, and carries its file's stamp (date,
+commit, machine, command). No figure on these pages is typed by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sources import ROOT, Source, all_results, read
+
+from autotune.bench.model import AccuracyReport, BenchReport
+from autotune.bench.online_model import OnlineReport
+from autotune.bench.render import accuracy_table, bench_targets, headline, online_table, online_targets
+from autotune.space.config import LoaderConfig
+
+BENCH = "results/bench/bench.json"
+ONLINE = ("results/bench/online.json", "results/bench/online-window-s/online.json")
+ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json")
+OVERHEAD = "results/bench/overhead.json"
+GPU_RECIPE = "recipes/example-demo-h100.json"
+GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
+
+
+def _load(rel: str) -> tuple[Source, Any]:
+    return read(ROOT / rel)
+
+
+def _stamped(source: Source, body: str) -> list[str]:
+    lines = [source.stamp(), ""]
+    if source.historical:
+        lines += [f'!!! note "Historical record"', f"    {source.historical}", ""]
+    return lines + [body, ""]
+
+
+def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
+    """One section per results file: its command, its stamp, its table and its targets."""
+    lines: list[str] = []
+    for rel in files:
+        source, data = _load(rel)
+        report = model.model_validate(data)
+        lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), ""]
+    return lines
+
+
+def offline_table() -> tuple[Source, str]:
+    source, data = _load(BENCH)
+    return source, headline(BenchReport.model_validate(data))
+
+
+def offline_page() -> str:
+    source, table = offline_table()
+    report = BenchReport.model_validate(_load(BENCH)[1])
+    quick, _ = _load("results/bench/bench-quick.json")
+    return "\n".join([
+        "# Offline tuning: `autotune bench`", "",
+        "Each workload is tuned three times (seeds 0-2) with the default 60 s budget, against an"
+        " exhaustive grid over the same space, PyTorch's defaults and the `num_workers = CPUs`"
+        " heuristic, all re-measured side by side; each tuning's recorded rate is then checked"
+        " against steady windows of a plain training loop. Every column shows the **worst** of"
+        " the three tunings on its own measure. Columns and targets:"
+        " [How it works: the search](../how-it-works/search.md#the-bench).", "",
+        *_stamped(source, table), bench_targets(report), "",
+        "## Earlier: `autotune bench --quick`", "",
+        quick.stamp(), "", '!!! note "Historical record"', f"    {quick.historical}", "",
+        "Its table is in `results/bench/bench-quick.md`, in that day's format.", ""])
+
+
+def online_page() -> str:
+    lines = ["# Online tuning: `autotune bench --online`", "",
+             "A fixed training runs three ways: (a) PyTorch's defaults, (b) `autotune.DataLoader`"
+             " tuning online from them, (c) the exhaustive grid's best from step 0, the ideal no"
+             " tuner can beat. *(b)/(c) whole run* includes the exploration; *after tuning* starts"
+             " where (b) stopped exploring. Targets: ≥ 0.95 whole run, ≥ 0.97 after tuning.", ""]
+    lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
+    return "\n".join(lines)
+
+
+def accuracy_page() -> str:
+    lines = ["# Burst accuracy: `autotune bench --accuracy`", "",
+             "Does a short burst measure the rate a configuration sustains? Each configuration's"
+             " median burst (run exactly as a tuner trial) over its median 20 s steady window;"
+             " target within ±5%.", ""]
+    lines += _sections(ACCURACY, AccuracyReport, accuracy_table, lambda report: "")
+    return "\n".join(lines)
+
+
+def overhead_page() -> str:
+    source, data = _load(OVERHEAD)
+    rows = ["| variant | pairs | overhead (median of pairs) |", "|---|---:|---:|"]
+    rows += [f"| {name} | {v['pairs']} | {v['overhead_pct']:+.2f}% |" for name, v in data["variants"].items()]
+    stage = data.get("stage_cost") or {}
+    accounted = data.get("accounted") or {}
+    return "\n".join([
+        "# Overhead of autotune's measuring: `autotune overhead`", "",
+        "A plain loop and an instrumented one alternate on one loader in short segments; the"
+        " control row (plain against plain) shows the machine's own noise. Where the noise is"
+        " larger than the 2% budget, the directly accounted cost decides.", "",
+        *_stamped(source, "\n".join(rows)),
+        f"Accounted on the training thread: at most **{accounted.get('bound_pct', float('nan')):.2f}%**"
+        f" of the step; per-stage timing inside the workers: at most **{stage.get('bound_pct', float('nan')):.2f}%**"
+        f" of a worker's CPU. Control noise {data['noise_pct']:.1f}%; within budget:"
+        f" {'yes' if data['within_budget'] else 'no'}.", ""])
+
+
+def gpu_page() -> str:
+    recipe_src, recipe = _load(GPU_RECIPE)
+    m = recipe["measured"]
+    online_src, online = _load(GPU_ONLINE)
+    r = online["rounds"][0]
+    return "\n".join([
+        "# On a GPU", "",
+        "The GPU sessions' own write-ups, with every command and raw log, are"
+        " `results/gpu/2026-11-22-h100.md` and `results/gpu/2026-11-23-h100.md`.", "",
+        "## Offline: `autotune tune --device cuda` on the demo", "",
+        *_stamped(recipe_src,
+                  "| | samples/s |\n|---|---:|\n"
+                  f"| PyTorch defaults | {m['baseline_samples_per_s']:.1f} |\n"
+                  f"| tuned: `{LoaderConfig.from_params({**recipe['dataloader'], **recipe['transfer']}).label()}` |"
+                  f" {m['samples_per_s']:.1f} ({m['speedup']:.2f}x) |"),
+        "## Online: `autotune.DataLoader` on the demo", "",
+        *_stamped(online_src,
+                  "| chose | steps exploring | exploration cost | (b)/(c) whole run | (b)/(c) after tuning | ideal (c) |\n"
+                  "|---|---:|---:|---:|---:|---|\n"
+                  f"| {r['chosen']} | {r['exploration_ended_at']} | {r['exploration_cost_s']:.1f} s |"
+                  f" {r['whole']:.3f} | {r['after']:.3f} | {online['ideal']} |"),
+    ])
+
+
+def index_page() -> str:
+    lines = ["# Benchmarks", "",
+             "Every figure on these pages is read, when the docs are built, from a committed file"
+             " under `results/` (or an example recipe), and printed with that file's date, commit,"
+             " machine and command. Files measured before the bench recorded its commit carry the"
+             " commit that added them (git history) and are marked as historical records.", "",
+             "- [Offline tuning](offline.md) · [Online tuning](online.md) ·"
+             " [Burst accuracy](accuracy.md) · [Overhead](overhead.md) · [GPU](gpu.md)", "",
+             "## Every results file", "",
+             "| file | command | measured | commit | machine | status |", "|---|---|---|---|---|---|"]
+    for path in [*all_results(), ROOT / GPU_RECIPE]:
+        s, _ = read(path)
+        status = "historical" if s.historical else "current"
+        lines.append(f"| [`{s.path}`]({s.download}) | `{s.command.replace('|', '/')}` | {s.date} |"
+                     f" `{s.commit}` | {s.machine} | {status} |")
+    return "\n".join(lines) + "\n"
+
+
+def pages() -> dict[str, str]:
+    return {"benchmarks/index.md": index_page(), "benchmarks/offline.md": offline_page(),
+            "benchmarks/online.md": online_page(), "benchmarks/accuracy.md": accuracy_page(),
+            "benchmarks/overhead.md": overhead_page(), "benchmarks/gpu.md": gpu_page()}
+
+
+def copies() -> dict[str, Path]:
+    """Every source file, served beside the pages so that each stamp links to its data."""
+    return {f"benchmarks/{read(p)[0].download}": p for p in [*all_results(), ROOT / GPU_RECIPE]}
