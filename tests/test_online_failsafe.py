@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from autotune.online.measurement import Measurement
 from autotune.online.meter import Meter
 from autotune.online.policy import HillClimb
 from autotune.recipe.model import load_recipe
-from online_fakes import Indices, _nothing_written_at_exit  # noqa: F401
+from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 N, BATCH, EPOCHS = 64, 2, 3
 # Short windows on the real clock: the climb switches configurations within the first epoch.
@@ -42,11 +43,18 @@ def _torch_batches(dataset) -> list[list[int]]:
     return [b.tolist() for _ in range(EPOCHS) for b in loader]
 
 
-def _train(dataset, tmp_path, **kwargs) -> tuple[list[list[int]], autotune.DataLoader]:
+def _train(dataset, tmp_path, fake_clock=False, **kwargs) -> tuple[list[list[int]], Any]:
+    """EPOCHS epochs of `dataset`; on a fake clock, the same path every run (the same calls)."""
     loader = autotune.DataLoader(dataset, batch_size=BATCH, shuffle=True,
                                  generator=torch.Generator().manual_seed(0),
                                  online={**QUICK, "results_dir": str(tmp_path), "name": "t"},
                                  **kwargs)
+    if fake_clock:
+        loader.tune_with(loader._session.policy, clock=StepClock(
+            lambda: loader.config, (0.010, 0.006, 0.004),
+            lambda: loader._session.meter._entered is not None))
+        loader._own_policy = False  # its first epoch still decides its role, as in a real run
+        loader._session.meter = Meter(loader._session.meter.clock, process_cpu=lambda: 0.0)
     return [b.tolist() for _ in range(EPOCHS) for b in loader], loader
 
 
@@ -93,7 +101,7 @@ def _calls_in_a_clean_run(component: str, tmp_path) -> int:
     if component not in _CALLS:
         with pytest.MonkeyPatch.context() as mp:
             calls = _wrap(mp, *COMPONENTS[component], None)
-            _train(Slow(N), tmp_path / "clean")
+            _train(Slow(N), tmp_path / "clean", fake_clock=True)
         _CALLS[component] = calls["n"]
         registry.reset()  # the run below is another process's: it must tune, not reuse
     return _CALLS[component]
@@ -108,7 +116,7 @@ def test_an_error_of_autotunes_own_never_reaches_the_training(component, when, t
     nth = {"first": 1, "middle": max(1, total // 2), "last": total}[when]
     calls = _wrap(monkeypatch, *COMPONENTS[component], nth)
     with caplog.at_level("WARNING", logger="autotune"):
-        batches, loader = _train(Slow(N), tmp_path)
+        batches, loader = _train(Slow(N), tmp_path, fake_clock=True)
     assert batches == _torch_batches(Slow(N))
     assert calls["n"] >= nth  # it raised
     report = _report(tmp_path)

@@ -156,11 +156,13 @@ class Outcome:
                 " loop's own: batches handed out per second of step time, every step counted.\n")
         return cls(config, measured, workload, device, line, text)
 
-    def recipe(self) -> Recipe:
+    def recipe(self, ranks: int | None = None) -> Recipe:
+        """The recipe; `ranks`: the ranks per node it was measured under, where the launcher's
+        variables do not say (mp.spawn, Lightning)."""
         if self._recipe is None:
-            self._recipe = Recipe.from_config(self.config, measured=self.measured,
-                                              workload=self.workload,
-                                              environment=environment.collect(self.device))
+            self._recipe = Recipe.from_config(
+                self.config, measured=self.measured, workload=self.workload,
+                environment=environment.collect(self.device, ranks=ranks))
         return self._recipe
 
 
@@ -177,6 +179,7 @@ class Outbox:
     # Gives the maker of an interim outcome, or None once its loader is gone (a weak method).
     interim: Callable[[], Callable[[], Outcome | None] | None] | None = None
     written: Path | None = None
+    ranks: int | None = None  # ranks per node, as the loader found them (ranks.py)
     _written_outcome: Outcome | None = field(default=None, repr=False)
 
     def arm(self) -> None:
@@ -202,7 +205,7 @@ class Outbox:
             if outcome is self._written_outcome:
                 return self.written
             run_dir = self.written or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
-            outcome.recipe().save(run_dir / "recipe.json")
+            outcome.recipe(self.ranks).save(run_dir / "recipe.json")
             (run_dir / "report.md").write_text(outcome.report)
         except Exception as exc:  # noqa: BLE001 - results are never worth a training run
             log.warning("autotune.DataLoader could not write its results for %s: %s", self.name, exc)

@@ -132,6 +132,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
             return iter(s.inner_loader(s.policy.current, None))
         s.guard.call(s.outbox.arm)
         s.guard.call(epoch_starts, self, self._epochs)
+        s.guard.call(s.epoch_starting)
         source = iter(self._index_sampler)  # torch's order: the sampler first, then the seed
         try:
             length: int | None = len(self)

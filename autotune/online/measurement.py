@@ -31,6 +31,8 @@ class Measurement:
     # and the windows that made it look best were selected for being high (the winner's curse).
     fresh_from: int = 0
     failed: str | None = None  # the error it raised while tried: never chosen, never tried again
+    # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
+    peer_wait_share: float | None = None
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 
@@ -94,8 +96,9 @@ class Measurement:
 
     @property
     def starved(self) -> bool:
-        """The loop still waits a real share of its time on the loader."""
-        share = self.wait_share
+        """The loop still waits a real share of its time on the loader (on any rank)."""
+        share = max((s for s in (self.wait_share, self.peer_wait_share) if s is not None),
+                    default=None)
         return share is not None and share >= WAITS_SHARE
 
 

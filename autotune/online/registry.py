@@ -39,6 +39,7 @@ class Registry:
     training: Choice | None = None  # the latest choice of a loader tuned as a training loader
     shuffling: "weakref.WeakSet[Any]" = field(default_factory=weakref.WeakSet)
     active: int | None = None  # id() of the session that handed out the last batch
+    generations: dict[str, int] = field(default_factory=dict)  # loaders made under each name
     pid: int = field(default_factory=os.getpid)
 
     def name(self, base: str, identity: Hashable) -> str:
@@ -50,6 +51,13 @@ class Registry:
             name = f"{base}-{n}"
         self.names[name] = identity
         return name
+
+    def generation(self, name: str) -> int:
+        """How many loaders named `name` joined their ranks before this one: every rank makes its
+        loaders in the same order, so (name, generation) names the same loader on each."""
+        n = self.generations.get(name, 0)
+        self.generations[name] = n + 1
+        return n
 
     def decided(self, identity: Hashable, choice: Choice, training: bool) -> None:
         self.choices[identity] = choice

@@ -23,10 +23,13 @@ import torch
 
 from autotune.burst.backlog import ready_batches
 from autotune.online.finish import Outbox, Outcome
-from autotune.online.guard import Guard, one_line
+from autotune.online.guard import Guard
 from autotune.online.inner import InnerLoaders
+from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Follower, Lockstep
+from autotune.online.rank_steps import RankSteps
+from autotune.online.recovery import Recovery
 from autotune.online.meter import Ledger, Meter, Step
-from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.policy import HillClimb, Policy
 from autotune.online.registry import Choice, registry
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
@@ -53,7 +56,7 @@ class TunerState:
 
 
 @dataclass
-class Session:
+class Session(RankSteps, Recovery):
     policy: Policy
     inner: InnerLoaders
     outbox: Outbox
@@ -73,6 +76,9 @@ class Session:
     running_config: LoaderConfig | None = None  # its configuration
     _epoch: Any = None  # a weak reference to the epoch in progress (OnlineEpoch)
     epoch_open = False  # an epoch started and has not reached its end
+    epochs_ended = 0
+    lockstep: Lockstep | None = None  # several ranks explore as one (lockstep.py)
+    _pending: Decision | None = None  # the leader's switch, announced for a later step
     _settling = False  # the switch to the chosen configuration is still exploration's cost
     guard: Guard = field(init=False)
 
@@ -155,16 +161,29 @@ class Session:
 
     def handed_out(self, step: Step) -> LoaderConfig | None:
         """Account for one batch handed out; the configuration to switch to, if any."""
-        self.ledger.add(step, self.policy.exploring or self._settling)
+        self.ledger.add(step, self.policy.exploring or self._settling or self._pending is not None)
+        if isinstance(self.policy, Follower):
+            return self._follow(step)
+        if self._pending is not None:  # the old configuration until the announced step
+            if step.index + 1 < self._pending.at:
+                return None
+            config, self._pending = self._pending.config, None
+            return config
         if self._settling:  # the chosen configuration's first batch: exploration is paid for
             self._settling = False
             self._conclude()
         was_exploring = self.policy.exploring
         nxt = self.policy.observe(step)
+        if self.lockstep is not None and step.index % PUBLISH_EVERY == 0:
+            self._read_peers()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=nxt is not None)
         elif nxt is not None and self.policy.exploring:
             self.outbox.write()  # a checkpoint at each new candidate: a SIGKILL leaves the last
+        if nxt is not None and self.lockstep is not None:
+            self._pending = Decision(nxt, step.index + 1 + LAG, self.policy.exploring)
+            self.lockstep.announce(self._pending)
+            return None
         return nxt
 
     def epoch_ended(self) -> None:
@@ -172,6 +191,7 @@ class Session:
         self.meter.epoch_ended()
         was_exploring = self.policy.exploring
         self.policy.epoch_ended()
+        self._epoch_announced()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
         elif self.policy.exploring:
@@ -180,56 +200,6 @@ class Session:
             self.outbox.write()
         elif self.untuned_why is not None and self.outbox.outcome is None:
             self.outbox.publish(self._untuned())
-
-    # -- failures ---------------------------------------------------------------------------
-
-    def fallback_after(self, exc: BaseException, config: LoaderConfig) -> LoaderConfig | None:
-        """`config` raised while starting or fetching: the configuration to replay its batches on,
-        or None where it is the script's own (the error is the script's: raise it)."""
-        if config == self.given:
-            return None
-        error = one_line(exc)
-        log.warning("autotune.DataLoader %s: configuration %s failed (%s); its batches go on with"
-                    " another", self.outbox.name, config.label(), error)
-        log.debug("the failure of %s", config.label(), exc_info=exc)
-        nxt = None
-        if isinstance(self.policy, HillClimb) and not self.guard.tripped:
-            nxt = self.guard.call(self.policy.failed, config, error)
-        if nxt is None or nxt == config or self._failed(nxt):
-            nxt = self.given
-            if not self.guard.tripped:
-                self.policy = self._fixed(self.given, f"configuration {config.label()} failed"
-                                          f" ({error}); back to the script's own")
-        self.running_config = None
-        self.guard.call(self.outbox.write)
-        return nxt
-
-    def _failed(self, config: LoaderConfig) -> bool:
-        m = self.policy._measurement_of(config) if isinstance(self.policy, HillClimb) else None
-        return m is not None and m.failed is not None
-
-    def _fixed(self, config: LoaderConfig, why: str) -> FixedPolicy:
-        """Tuning ends on `config`; the report says why."""
-        if self.outbox.outcome is None and not isinstance(self.policy, HillClimb):
-            self.untuned_why = why
-        return FixedPolicy(config)
-
-    def _tripped(self, exc: BaseException) -> None:
-        """autotune's own error: stay on what runs, tune no further, report the error."""
-        running = self.config
-        error = self.guard.error
-        try:
-            if isinstance(self.policy, HillClimb):
-                outcome = Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
-                                     self.device, running=running, error=error)
-            else:
-                outcome = self._untuned(error)
-        except Exception:  # noqa: BLE001 - the report of last resort, from nothing it computed
-            outcome = Outcome.untuned(running, "tuning stopped", Ledger(), self.workload,
-                                      self.batch_size, self.device, error)
-        self.policy = FixedPolicy(running)
-        self._settling = False
-        self.outbox.publish(outcome)
 
     # -- outcomes ---------------------------------------------------------------------------
 
@@ -270,7 +240,8 @@ class Session:
 
     @property
     def recipe(self) -> Recipe | None:
-        return self.outbox.outcome.recipe() if self.outbox.outcome is not None else self.applied
+        outcome = self.outbox.outcome
+        return outcome.recipe(self.outbox.ranks) if outcome is not None else self.applied
 
     def state(self) -> TunerState:
         climb = self.policy if isinstance(self.policy, HillClimb) else None

@@ -18,7 +18,9 @@ from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
 from autotune.online.finish import Outbox
 from autotune.online.guard import one_line
 from autotune.online.inner import InnerLoaders
+from autotune.online.lockstep import Follower, Lockstep
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
 from autotune.online.session import Session
 from autotune.online.worker_range import pool_memory
@@ -42,7 +44,7 @@ def new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> S
         log.warning("autotune.DataLoader %s is %s", base, why)
         log.debug("autotune.DataLoader set-up", exc_info=exc)
         start = loader.given()
-        writes = os.environ.get("RANK") in (None, "0")
+        writes = os.environ.get("RANK") in (None, "0")  # nothing of autotune's that could fail
         session = Session(FixedPolicy(start), InnerLoaders.of(loader),
                           Outbox(loader.online.results_dir if writes else None, base),
                           {"name": base}, batch_size=loader.batch_size or 1,
@@ -60,7 +62,7 @@ def _new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> 
     start = given = loader.given()
     policy: Policy | None = None
     applied: Recipe | None = None
-    writes = os.environ.get("RANK") in (None, "0")
+    writes = find().writes  # where torch.distributed is not up yet, as the launcher's variables say
     if recipe is not None:
         applied = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         start = keep_fixed(loader, applied.config)
@@ -162,6 +164,25 @@ def epoch_starts(loader: Any, epoch: int) -> None:
             s.outbox.outcome = None  # reported again at this epoch's end
         return
     if epoch == 0 and isinstance(s.policy, HillClimb) and not s.policy.steps:
-        share = registry().cpu_share(loader, usable_cpus().count)
-        if share != s.policy.settings.usable_cpus:
-            s.policy = climb_policy(loader, s.policy.start, share)
+        join_ranks(loader, s)
+
+
+def join_ranks(loader: Any, s: Session) -> None:
+    """At the first epoch (torch.distributed is up by then, where the script uses it): the CPUs
+    this loader may size its workers for are its share of its rank's share of the node; one rank
+    writes; with several ranks and their store, the ranks explore in lockstep."""
+    ranks = find()
+    s.outbox.ranks = ranks.local_world
+    if not ranks.writes:
+        s.outbox.results_dir = None
+    share = registry().cpu_share(loader, usable_cpus(ranks=ranks.local_world).count)
+    if share != s.policy.settings.usable_cpus:
+        s.policy = climb_policy(loader, s.policy.start, share)
+    if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
+        prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
+        s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)
+        if not s.lockstep.leads:
+            s.policy = Follower(s.policy.start)
+        log.info("autotune.DataLoader %s: rank %d of %d (%s) explores in lockstep, %s",
+                 s.outbox.name, ranks.rank, ranks.world, ranks.source,
+                 "leading" if s.lockstep.leads else "following rank 0")

@@ -1,0 +1,48 @@
+"""Every rank, one decision: two DDP ranks on the CPU (gloo), started by torchrun, mp.spawn and
+Lightning, each under `autotune run` with nothing of autotune in the script
+(tests/frameworks/ddp_train.py). Training completes, both ranks end on one configuration, each
+sized its workers for its share of the node, and one run folder is written."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from autotune.space.cpus import usable_cpus
+from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
+
+SCRIPT = FRAMEWORKS / "ddp_train.py"
+def _free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+LAUNCHES = {
+    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                 "--master-addr", "127.0.0.1", "--master-port", "{port}", str(SCRIPT), "torchrun"],
+    "mp.spawn": [sys.executable, str(SCRIPT), "spawn"],
+    "lightning": [sys.executable, str(SCRIPT), "lightning"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launch", sorted(LAUNCHES))
+def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_path):
+    results = tmp_path / "results"
+    launch_line = [a.replace("{port}", _free_port()) for a in LAUNCHES[launch]]
+    command = autotune_run_command(results, "x")[:-2] + launch_line + ["3200", "2"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, output_tail(done)
+    configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
+    assert set(configs) == {"0", "1"}, output_tail(done)
+    assert configs["0"] == configs["1"], configs  # one decision for both ranks
+    recipe, = reports_of_every_loader(results, least=1)  # one rank wrote
+    env = recipe.environment
+    assert env["ranks_per_node"] == 2  # found as the launcher set them, even where none says
+    assert env["usable_cpus"] == max(1, usable_cpus(ranks=1).count // 2)  # the node's CPUs shared
+    assert recipe.measured.trials >= 2 and recipe.measured.exploration_steps > 0
