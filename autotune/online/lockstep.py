@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from autotune.online.policy import FixedPolicy
 from autotune.space.config import LoaderConfig
 
 # A decision made at the leader's batch i switches the ranks at batch i + 1 + LAG. In DDP a rank
@@ -38,17 +39,10 @@ class Decision:
 
 
 @dataclass
-class Follower:
-    """A following rank's policy: the configuration the leader announced."""
+class Follower(FixedPolicy):
+    """A following rank's policy: the configuration the leader announced (set from outside)."""
 
-    current: LoaderConfig
     exploring: bool = True
-
-    def observe(self, step: Any) -> LoaderConfig | None:
-        return None
-
-    def epoch_ended(self) -> LoaderConfig | None:
-        return None
 
 
 def _encode(d: Decision) -> bytes:
