@@ -12,7 +12,7 @@ from autotune.online.climb_types import (UNCAPPED, WORKER_LADDER, ClimbSettings,
 from autotune.online.measurement import Measurement
 from autotune.online.predict import needed_workers
 from autotune.online.worker_range import WorkerRange
-from autotune.search.choose import TOLERANCE_FLOOR
+from autotune.diagnosis.epochs import MATTERS_SHARE
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
 
@@ -147,5 +147,6 @@ class ClimbPlan:
         epoch_s = (None if m is None or not m.mean or self.settings.epoch_steps is None
                    else self.settings.epoch_steps / m.mean)
         startup = None if m is None else m.startup_s
-        keep = epoch_s is None or startup is None or startup >= TOLERANCE_FLOOR * epoch_s
+        # The offline search's threshold for a restart that matters (diagnosis/epochs.py): one rule.
+        keep = epoch_s is None or startup is None or startup >= MATTERS_SHARE * epoch_s
         return replace(config, persistent_workers=keep)

@@ -27,7 +27,8 @@ best's rate. The start's own measurement is outside the bound (it is what not tu
 prediction needs it) but in the reported cost.
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
-measured start-up, paid again every epoch, is at least 1% of an epoch.
+measured start-up, paid again every epoch, is at least 2% of an epoch (the offline search's
+threshold, diagnosis/epochs.py), or where the script set it.
 """
 
 from __future__ import annotations
