@@ -15,17 +15,21 @@ import torch
 
 from autotune import environment
 from autotune.online import at_exit
+from autotune.online.climb_types import TUNED
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.recipe.model import Measured, Recipe
-from autotune.report.table import COLUMNS, to_markdown
+from autotune.report.table import to_markdown
 from autotune.run_folder import new_run_dir
 from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
 # An online run folder's workload slug starts with this (`autotune run` finds them by it).
 ONLINE_PREFIX = "online-"
+# What the loop measures of a configuration: its knobs, its rate and its wait (the offline table's
+# copy, compute and GPU columns have nothing here).
+ONLINE_COLUMNS = ("trial", *TUNED, "samples_per_s", "speedup", "data_wait_pct", "status")
 RATES_NOTE = ("Rates are the training loop's own: batches handed out per second of step time, over"
               " windows after each switch's start-up and buffered batches.")
 
@@ -100,12 +104,13 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
         rate = _rate(m, batch_size)
         status = ("best" if m is climb.best and not m.failed else
                   f"failed: {m.failed}" if m.failed else f"ok ({m.n} windows, {m.steps} steps)")
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row: dict[str, Any] = dict.fromkeys(ONLINE_COLUMNS)
         row.update(trial=number, **m.config.as_dict(), samples_per_s=_round(rate, 1),
                    speedup=None if rate is None or not base else round(rate / base, 2),
                    data_wait_pct=_round(m.wait_pct, 1), status=status)
         rows.append(row)
-    return (f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n" + to_markdown(rows)
+    return (f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n"
+            + to_markdown(rows, columns=ONLINE_COLUMNS)
             + (f"\n\n{range_note}\n" if range_note else "\n"))
 
 

@@ -136,8 +136,10 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
     return table
 
 
-def to_markdown(table_rows: list[dict[str, Any]], extra: tuple[str, ...] = ()) -> str:
-    columns = _with(COLUMNS, extra)
+def to_markdown(table_rows: list[dict[str, Any]], extra: tuple[str, ...] = (),
+                columns: tuple[str, ...] = COLUMNS) -> str:
+    """A Markdown table of `columns` (every one by default) and `extra`."""
+    columns = _with(columns, extra)
     lines = ["| " + " | ".join(HEADERS.get(c, c) for c in columns) + " |",
              "|" + "|".join("---" if c in ("bottleneck", "status", *extra) else "---:"
                             for c in columns) + "|"]
