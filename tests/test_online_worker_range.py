@@ -28,3 +28,21 @@ def test_a_refused_growth_keeps_the_top_and_records_why():
 def test_a_start_above_the_default_top_is_inside_the_range():
     assert WorkerRange.of(8, None, start=20).top == 20
     assert WorkerRange.of(8, 6, start=20).top == 6  # max_workers given: it is the range
+
+
+def test_the_ram_budget_is_shared_among_the_ranks_of_a_node(monkeypatch):
+    from autotune.online import worker_range
+    from autotune.search import guard as guard_module
+
+    made = []
+    real = guard_module.MemoryGuard
+
+    def recording(budget_mib, batch_mib):
+        made.append(budget_mib)
+        return real(budget_mib, batch_mib)
+
+    monkeypatch.setattr(worker_range, "MemoryGuard", recording)
+    monkeypatch.setattr(worker_range, "default_ram_budget_mib", lambda: 8000.0)
+    worker_range.pool_memory()
+    worker_range.pool_memory(ranks=4)
+    assert made == [8000.0, 2000.0]

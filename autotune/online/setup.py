@@ -104,7 +104,7 @@ def keep_fixed(loader: Any, config: LoaderConfig) -> LoaderConfig:
     return out
 
 
-def climb_policy(loader: Any, start: LoaderConfig, cpus: int) -> Policy:
+def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1) -> Policy:
     opts = loader.online
     why = not_tunable(loader)
     if why is not None:
@@ -124,7 +124,7 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int) -> Policy:
                              min_windows=opts.min_windows,
                              max_windows=opts.max_windows)
     return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
-                     fits=pool_memory())
+                     fits=pool_memory(ranks=ranks))
 
 
 def not_tunable(loader: Any) -> str | None:
@@ -169,15 +169,15 @@ def epoch_starts(loader: Any, epoch: int) -> None:
 
 def join_ranks(loader: Any, s: Session) -> None:
     """At the first epoch (torch.distributed is up by then, where the script uses it): the CPUs
-    this loader may size its workers for are its share of its rank's share of the node; one rank
-    writes; with several ranks and their store, the ranks explore in lockstep."""
+    this loader may size its workers for are its share of its rank's share of the node, and so is
+    the RAM its pool may grow into; one rank writes; with several ranks and their store, the ranks explore in lockstep."""
     ranks = find()
     s.outbox.ranks = ranks.local_world
     if not ranks.writes:
         s.outbox.results_dir = None
     share = registry().cpu_share(loader, usable_cpus(ranks=ranks.local_world).count)
-    if share != s.policy.settings.usable_cpus:
-        s.policy = climb_policy(loader, s.policy.start, share)
+    if share != s.policy.settings.usable_cpus or ranks.local_world > 1:
+        s.policy = climb_policy(loader, s.policy.start, share, ranks.local_world)
     if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
         prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
         s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)

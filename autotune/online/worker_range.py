@@ -36,11 +36,12 @@ def any_fits(top: int, wanted: int) -> tuple[int | None, str]:
     return wanted, ""
 
 
-def pool_memory(guard: MemoryGuard | None = None) -> Fits:
+def pool_memory(guard: MemoryGuard | None = None, ranks: int = 1) -> Fits:
     """A Fits reading this process's memory now: the running pool's largest worker teaches the
     guard what one more costs (its children are the loader's workers), the process alone is the
-    rest. Read only when the range would grow: a few milliseconds, a couple of times a run."""
-    guard = guard or MemoryGuard(default_ram_budget_mib(), batch_mib=0.0)
+    rest. Read only when the range would grow: a few milliseconds, a couple of times a run. The
+    RAM budget is this rank's share of the node's (`ranks` on it)."""
+    guard = guard or MemoryGuard(default_ram_budget_mib() / max(1, ranks), batch_mib=0.0)
 
     def pss_mib(proc: psutil.Process) -> float:
         try:
