@@ -36,6 +36,18 @@ def test_two_loaders_of_one_dataset_class_get_two_names():
     assert len({x._session.outbox.name for x in loaders}) == 2
 
 
+def _create_loader(n):
+    loader = autotune.DataLoader(Indices(n), batch_size=2)  # a factory's variable, as timm's
+    return loader
+
+
+def test_a_factorys_loaders_are_named_by_their_callers_variables():
+    loader_train = _create_loader(40)
+    loader_eval = _create_loader(10)
+    assert (loader_train._session.outbox.name, loader_eval._session.outbox.name) == (
+        "Indices-loader_train", "Indices-loader_eval")
+
+
 def test_a_loader_recreated_for_the_same_workload_reuses_the_choice(tmp_path):
     def make():
         loader = autotune.DataLoader(Indices(240), batch_size=1, shuffle=True,

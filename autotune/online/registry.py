@@ -103,28 +103,38 @@ class CallSite:
     where: str | None  # file:line of the first frame outside torch and autotune
 
 
+SAYS_WHAT_FOR = r"train|val|eval|test|predict"
+
+
+def _telling(names: list[str]) -> str | None:
+    """The first name that says what for (train_loader, get_eval_dataloader), else the first."""
+    return next((n for n in names if re.search(SAYS_WHAT_FOR, n.lower())),
+                names[0] if names else None)
+
+
 def call_site() -> CallSite:
-    """Where the loader being constructed was made: read off the stack, no source executed."""
+    """Where the loader being constructed was made: read off the stack, no source executed. A
+    factory's own variable (timm's create_loader assigns `loader` for both) says less than its
+    caller's (`loader_train`, `loader_eval`): the names up the stack are read, the telling one
+    wins."""
     frame = sys._getframe(1)
-    variable = where = None
+    where = None
+    variables: list[str] = []
     roles: list[str] = []
     depth = 0
     while frame is not None and depth < STACK_DEPTH:
         filename = frame.f_code.co_filename
-        inside = filename.startswith((_AUTOTUNE, _TORCH))
-        if not inside:
+        if not filename.startswith((_AUTOTUNE, _TORCH)):
             depth += 1
-            if where is None:
-                where = f"{Path(filename).stem}:{frame.f_lineno}"
-                variable = _assigned(filename, frame.f_lineno)
+            where = where or f"{Path(filename).stem}:{frame.f_lineno}"
+            assigned = _assigned(filename, frame.f_lineno)
+            if assigned is not None:
+                variables.append(assigned)
             name = frame.f_code.co_name
             if "dataloader" in name.lower():  # Lightning's train_dataloader, HF's get_*_dataloader
                 roles.append(name)
         frame = frame.f_back
-    # transformers' get_eval_dataloader calls _get_dataloader: the name that says what for wins.
-    role = next((r for r in roles if re.search(r"train|val|eval|test|predict", r)),
-                roles[0] if roles else None)
-    return CallSite(variable, role, where)
+    return CallSite(_telling(variables), _telling(roles), where)
 
 
 def _assigned(filename: str, line: int) -> str | None:
@@ -140,7 +150,7 @@ def base_name(dataset: Any, site: CallSite) -> str:
     """The dataset's class and what tells this loader apart: the variable, else the method that
     made it, else the call site."""
     # A framework's method that says what for (get_eval_dataloader) beats its local variable.
-    said = site.role if site.role and re.search(r"train|val|eval|test|predict", site.role) else None
+    said = site.role if site.role and re.search(SAYS_WHAT_FOR, site.role.lower()) else None
     hint = said or site.variable or site.role or site.where
     kind = type(dataset).__name__
     return f"{kind}-{hint}" if hint else kind
