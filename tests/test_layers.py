@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1] / "autotune"
 LAYERS = (
     ("errors", "slurm_env", "strenum"),
     ("space", "telemetry"),
+    ("decision",),
     ("transfer", "workload"),
     ("burst",),
     ("probe", "profiling", "environment"),

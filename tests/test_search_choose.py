@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from autotune.search.choose import (TARGET, TOLERANCE_FLOOR, Z, choose, group, noise_cv,
-                                    tolerance)
+from autotune.decision.rate import tolerance
+from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR, Z
+from autotune.search.choose import choose, group, noise_cv
 from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from search_fakes import burst, cfg, trials
 

@@ -1,9 +1,10 @@
-"""The adaptive worker range: it grows while the best waits at the top with CPUs to spare and
-memory allows, and says why it stopped where it did."""
+"""The adaptive worker range (decision/worker_range.py), read from bursts by the search
+(search/search_range.py): it grows while the best waits at the top with CPUs to spare, or while
+the rate still rises there, as far as memory allows, and says why it stopped where it did."""
 
 from __future__ import annotations
 
-import autotune.search.worker_range as worker_range
+import autotune.search.guard as guard_module
 from autotune.bench.grid import coverage, grid_configs
 from autotune.bench.workloads import BENCH_WORKLOADS
 from autotune.diagnosis import Context
@@ -14,7 +15,9 @@ from autotune.recipe.model import Measured
 from autotune.search.guard import MemoryGuard
 from autotune.search.stopping import StopRules
 from autotune.search.trial import TrialRecord, TrialStatus
-from autotune.search.worker_range import HARD_LIMIT, WorkerRange, at_top, decide_growth
+from autotune.decision.thresholds import HARD_LIMIT
+from autotune.decision.worker_range import WorkerRange, at_top
+from autotune.search.search_range import SearchRange
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from fakes import burst
@@ -32,8 +35,17 @@ def _trial(number: int, workers: int, rate: float, *, waiting: bool = True,
                        result=burst(config=config, rate=rate, cpu_pct=cpu_pct, **phases))
 
 
-def _range(top: int = 8, limit: int = HARD_LIMIT, explicit: bool = False) -> WorkerRange:
-    return WorkerRange(SearchSpace(max_workers=top, cuda=False, channels_last_ok=False), limit, explicit)
+def _range(top: int = 8, limit: int = HARD_LIMIT, explicit: bool = False) -> SearchRange:
+    return SearchRange(SearchSpace(max_workers=top, cuda=False, channels_last_ok=False),
+                       WorkerRange(top, limit, explicit, limit_name="--max-workers"))
+
+
+def decide_growth(trials: list[TrialRecord], top: int, limit: int, explicit: bool,
+                  guard: MemoryGuard, context: Context) -> tuple[int | None, str | None]:
+    """The new top (None where it stays) and why it stopped."""
+    workers = _range(top, limit, explicit)
+    fresh = workers.grow(trials, guard, context)
+    return (workers.space.max_workers if fresh else None), workers.stop
 
 
 def test_the_top_quarter_of_the_range_counts_as_its_top():
@@ -53,36 +65,45 @@ def test_a_waiting_best_at_the_top_grows_the_range_by_half_and_is_measured_there
     assert workers.stop == "the rate fell past the best's 10 workers (12 workers: 900 against 1000 samples/s)"
     assert workers.grown_from == 8
     trials += [_trial(4, 7, 1100)]
-    assert decide_growth(trials, 12, HARD_LIMIT, False, ROOMY, CONTEXT).why == \
+    assert decide_growth(trials, 12, HARD_LIMIT, False, ROOMY, CONTEXT)[1] == \
         "the best has 7 workers, below the range's top of 12"
 
 
 def test_the_range_stops_where_the_workers_compute_or_the_step_is_the_bottleneck():
-    decision = decide_growth([_trial(0, 8, 900, cpu_pct=97.0)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
-    assert decision.top is None and decision.why.startswith("the workers compute, not wait")
-    decision = decide_growth([_trial(0, 8, 900, waiting=False)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
-    assert decision.top is None and "waits for data 2% of the step (device-bound)" in decision.why
+    top, why = decide_growth([_trial(0, 8, 900, cpu_pct=97.0)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
+    assert top is None and why.startswith("the workers compute, not wait")
+    top, why = decide_growth([_trial(0, 8, 900, waiting=False)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
+    assert top is None and "waits for data 2% of the step" in why
+
+
+def test_a_rate_still_rising_at_the_top_outweighs_a_busy_cpu():
+    # One item in 40 waits on storage: 12 workers keep 2 CPUs 87% busy, yet beat 8 by 10%.
+    rising = [_trial(0, 8, 1000, cpu_pct=87.0), _trial(1, 12, 1100, cpu_pct=97.0)]
+    assert decide_growth(rising, 12, HARD_LIMIT, False, ROOMY, CONTEXT) == (18, None)
+    flat = [_trial(0, 8, 1080, cpu_pct=87.0), _trial(1, 12, 1100, cpu_pct=97.0)]  # within noise
+    top, why = decide_growth(flat, 12, HARD_LIMIT, False, ROOMY, CONTEXT)
+    assert top is None and why.startswith("the workers compute, not wait")
 
 
 def test_the_range_stops_at_max_workers_or_the_hard_limit():
     trials = [_trial(0, 16, 900)]
-    assert decide_growth(trials, 16, 16, True, ROOMY, CONTEXT).why == "--max-workers=16"
+    assert decide_growth(trials, 16, 16, True, ROOMY, CONTEXT)[1] == "--max-workers=16"
     grown = decide_growth(trials, 16, 20, True, ROOMY, CONTEXT)
-    assert grown.top == 20  # half again would be 24: the cap holds it to 20
+    assert grown[0] == 20  # half again would be 24: the cap holds it to 20
     at_limit = [_trial(0, HARD_LIMIT, 900)]
-    assert decide_growth(at_limit, HARD_LIMIT, HARD_LIMIT, False, ROOMY, CONTEXT).why == \
+    assert decide_growth(at_limit, HARD_LIMIT, HARD_LIMIT, False, ROOMY, CONTEXT)[1] == \
         f"the hard limit of {HARD_LIMIT} workers"
 
 
 def test_the_range_grows_only_as_far_as_memory_allows_and_says_when_none_fits(monkeypatch):
     # The estimate: the tuner (nothing, here) plus 100 MiB a worker.
-    monkeypatch.setattr(worker_range, "tree_memory_mib", lambda: (0.0, 0.0))
+    monkeypatch.setattr(guard_module, "tree_memory_mib", lambda: (0.0, 0.0))
     guard = MemoryGuard(budget_mib=1000.0, batch_mib=0.0, worker_mib=100.0)
     trials = [_trial(0, 8, 900)]
-    assert decide_growth(trials, 8, HARD_LIMIT, False, guard, CONTEXT).top == 10  # 12 would not fit
+    assert decide_growth(trials, 8, HARD_LIMIT, False, guard, CONTEXT)[0] == 10  # 12 would not fit
     tight = MemoryGuard(budget_mib=850.0, batch_mib=0.0, worker_mib=100.0)
-    decision = decide_growth(trials, 8, HARD_LIMIT, False, tight, CONTEXT)
-    assert decision.top is None and decision.why.startswith("12 workers needs ~1200 MiB of RAM")
+    top, why = decide_growth(trials, 8, HARD_LIMIT, False, tight, CONTEXT)
+    assert top is None and why.startswith("12 workers needs ~1200 MiB of RAM")
 
 
 def test_search_ending_for_another_reason_is_named_as_the_ranges_stop():

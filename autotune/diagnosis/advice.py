@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autotune.decision.thresholds import WAITS_SHARE
 from autotune.diagnosis.effects import (describe_effect, fewest_workers_within, knob_effect,
                                         mean_rate_by_workers, workers_measured_faster)
 from autotune.diagnosis.evidence import Context, Evidence
@@ -12,8 +13,8 @@ from autotune.diagnosis.verdict import Verdict
 
 # Worker counts whose best rates are within this fraction do the same job: fewer is cheaper.
 SAME_RATE = 0.03
-# Waiting below this share of the step is within a burst's measuring noise: nothing to gain there.
-NEGLIGIBLE_WAIT_PCT = 5.0
+# Waiting below this share of the step is the hand-over of a ready batch: nothing to gain there.
+NEGLIGIBLE_WAIT_PCT = 100 * WAITS_SHARE
 
 
 def _at_ceiling(e: Evidence) -> str:

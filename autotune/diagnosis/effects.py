@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, replace
 
+from autotune.decision.rate import pooled_rate
 from autotune.diagnosis.measured import MeasuredConfig
 from autotune.space.config import LoaderConfig
 
@@ -42,11 +43,11 @@ def best_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
 def mean_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
     """At each worker count, the fastest configuration's mean over its measurements: a single
     burst is partly luck, and a re-measured configuration's best one the luckiest."""
-    by_config: dict[LoaderConfig, list[float]] = {}
+    by_config: dict[LoaderConfig, list[tuple[float, float]]] = {}
     for t in trials:
         if t.ok and t.samples_per_s is not None:
-            by_config.setdefault(t.config, []).append(t.samples_per_s)
-    return _best_by_workers([(c, statistics.fmean(r)) for c, r in by_config.items()])
+            by_config.setdefault(t.config, []).append((t.samples_per_s, t.span_s or 0.0))
+    return _best_by_workers([(c, pooled_rate(*zip(*m))) for c, m in by_config.items()])
 
 
 def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: float) -> int | None:

@@ -6,13 +6,11 @@ persistent_workers alone, from their measured rates over whole epochs."""
 from __future__ import annotations
 
 from autotune.burst.result import BurstResult
+from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.diagnosis.effects import describe_effect, knob_effect
 from autotune.diagnosis.measured import MeasuredConfig
 
 KNOB = "persistent_workers"
-# An epoch restart below this share of an epoch, or a measured difference below it, is within a
-# burst's noise: persistent_workers is then said not to matter.
-MATTERS_SHARE = 0.02
 
 
 def epoch_advice(result: BurstResult, trials: list[MeasuredConfig]) -> list[str]:

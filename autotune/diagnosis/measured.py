@@ -17,3 +17,6 @@ class MeasuredConfig(Protocol):
 
     @property
     def samples_per_s(self) -> float | None: ...
+
+    @property
+    def span_s(self) -> float | None: ...

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from autotune.online.worker_range import Fits, WorkerRange, any_fits
+from autotune.decision.worker_range import Fits, WorkerRange, any_fits
 from autotune.space.config import LoaderConfig
-from autotune.space.knobs import BY_NAME, cost_order
+from autotune.space.knobs import BY_NAME
 from autotune.space.space import max_workers_for
 from autotune.strenum import StrEnum
 
@@ -47,7 +47,7 @@ class ClimbSettings:
     # several, and exploring goes on through the epochs that make up this many steps.
     min_horizon_steps: int = 600
     # The most workers tried. None: the range starts at max_workers_for(usable_cpus) and grows
-    # while more workers pay off (worker_range.py).
+    # while more workers pay off (decision/worker_range.py).
     max_workers: int | None = None
     window_steps: int = 8
     # A window also lasts this many seconds (within the epoch's room): 8 steps of 3 ms are the OS
@@ -75,11 +75,6 @@ class Request:
 
     config: LoaderConfig
     again: bool = False
-
-
-def cost(config: LoaderConfig) -> tuple[float, ...]:
-    """The registry's cheapest-first order (fewest workers, smallest prefetch, no pinning)."""
-    return tuple(config.cost_of(knob) for knob in cost_order())
 
 
 def normal(config: LoaderConfig) -> LoaderConfig:

@@ -58,6 +58,8 @@ class OnlineEpoch(Iterator[Any]):
         if self._switch_to is not None:
             self._start(self._switch_to)
         batch = self._fetch()
+        if not s.batch_seen:
+            s.guard.call(s.see_batch, batch)
         self.stream.mark_delivered()
         self._switch_to = s.guard.call(s.delivered, self._inner, self.stream.exhausted)
         return batch

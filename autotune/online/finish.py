@@ -77,7 +77,8 @@ def range_fields(climb: HillClimb) -> dict[str, Any]:
         return {}
     r = climb.range
     return dict(max_workers_searched=r.top, worker_range_grown_from=r.grown_from,
-                worker_range_stop=r.why_stopped(climb.best.config, climb.best.starved))
+                worker_range_stop=r.why_stopped(climb.best.config.num_workers,
+                                                climb.best.config.label(), climb.best.starved))
 
 
 def summary(label: str, m: Measured, start_label: str) -> str:

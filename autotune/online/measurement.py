@@ -6,12 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autotune.burst.window import Mark, span_rate
+from autotune.decision.rate import pooled_rate
+from autotune.decision.thresholds import WAITS_SHARE
 from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
-
-# A loop that waits on the loader this share of its steady time or more is still starved: more
-# workers or a deeper prefetch may feed it. Below it, the wait is the hand-over of a ready batch.
-WAITS_SHARE = 0.05
 
 
 @dataclass
@@ -33,6 +31,7 @@ class Measurement:
     failed: str | None = None  # the error it raised while tried: never chosen, never tried again
     # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
     peer_wait_share: float | None = None
+    ram_mib: float | None = None  # the process and its workers' PSS, read once while it runs
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 
@@ -78,12 +77,8 @@ class Measurement:
 
     @property
     def mean(self) -> float:
-        """Batches/s over the counted windows together: their batches over their time. A mean of
-        the windows' rates weighs a fast window's few seconds as much as a slow one's many, and
-        read 4-8% off a long run's rate on noisy windows."""
-        spans = self.spans[self.fresh_from:]
-        total = sum(spans)
-        return sum(r * s for r, s in zip(self.counted, spans)) / total if total > 0 else 0.0
+        """Batches/s over the counted windows together (decision/rate.py)."""
+        return pooled_rate(self.counted, self.spans[self.fresh_from:]) if self.counted else 0.0
 
     @property
     def wait_share(self) -> float | None:
@@ -95,10 +90,15 @@ class Measurement:
         return None if share is None else 100 * share
 
     @property
+    def starved_share(self) -> float | None:
+        """The share of its time the most starved rank's loop waits on the loader."""
+        return max((s for s in (self.wait_share, self.peer_wait_share) if s is not None),
+                   default=None)
+
+    @property
     def starved(self) -> bool:
         """The loop still waits a real share of its time on the loader (on any rank)."""
-        share = max((s for s in (self.wait_share, self.peer_wait_share) if s is not None),
-                    default=None)
+        share = self.starved_share
         return share is not None and share >= WAITS_SHARE
 
 

@@ -30,7 +30,7 @@ class OnlineOptions(BaseModel):
     # this many steps where they are shorter (or have no length).
     max_explore_steps: int = Field(600, ge=1)
     # The most workers tried. Default: the range starts at 4 per usable CPU (at most 32) and grows
-    # while the workers wait rather than compute (online/worker_range.py), up to 64.
+    # while the workers wait rather than compute (decision/worker_range.py), up to 64.
     max_workers: int | None = Field(None, ge=0)
     # Steps per measurement window; at least num_workers x prefetch_factor (one convoy).
     window_steps: int = Field(8, ge=2)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Generator
 
+from autotune.decision.cost import cost
+from autotune.decision.thresholds import MATTERS_SHARE
+from autotune.decision.worker_range import Evidence, WorkerRange
 from autotune.online.climb_types import (UNCAPPED, WORKER_LADDER, ClimbSettings, Request, Verdict,
-                                         cost, with_value)
+                                         with_value)
 from autotune.online.measurement import Measurement
 from autotune.online.predict import needed_workers
-from autotune.online.worker_range import WorkerRange
-from autotune.diagnosis.epochs import MATTERS_SHARE
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
 
@@ -96,13 +97,23 @@ class ClimbPlan:
         return out
 
     def _may_grow(self, needed: int | None) -> bool:
-        """The best, at the range's top, still waits on the loader: the range grows, unless the
-        prediction says the top is enough (the fetch computes and the cores are spoken for)."""
-        if needed is not None and needed <= self.range.top:
-            self.range.refuse(f"the loop waits, but the fetch measured at num_workers=0 computes:"
-                              f" the cores allow {needed} workers, within the top of {self.range.top}")
-            return False
-        return self.range.grow()
+        """The best sits at the range's top: the one range's rules decide whether it grows. A
+        prediction within the top says more workers would compute (the fetch measured at
+        num_workers=0 computes and the cores are spoken for)."""
+        computes = (f"the loop waits, but the fetch measured at num_workers=0 computes: the cores"
+                    f" allow {needed} workers, within the top of {self.range.top}"
+                    if needed is not None and needed <= self.range.top else None)
+        return self.range.grow(self._evidence(computes))
+
+    def _evidence(self, computes: str | None) -> Evidence:
+        rates: dict[int, float] = {}
+        for m in self.measured.values():
+            if m.n and not m.failed:
+                n = m.config.num_workers
+                rates[n] = max(rates.get(n, 0.0), m.mean)
+        best = self.best
+        return Evidence(label=best.config.label(), workers=best.config.num_workers, rate=best.mean,
+                        rate_by_workers=rates, wait_share=best.starved_share, computes=computes)
 
     def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
         """Measure `config` against the best so far (unless measured already); True when it
@@ -120,7 +131,7 @@ class ClimbPlan:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
         if cand.failed:
             return False
-        cheaper = cost(cand.config) < cost(self.best.config)
+        cheaper = cost(cand.config, cand.ram_mib) < cost(self.best.config, self.best.ram_mib)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
             self.best = cand
             return True

@@ -9,7 +9,7 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
    waiting on storage), then more workers: the count its own measured rate says the step needs, at
    least the next rung, past the worker range's top where the workers wait rather than compute
-   (worker_range.py). A candidate that is not better ends that direction.
+   (decision/worker_range.py). A candidate that is not better ends that direction.
 3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used. Then the winner's curse: where the closest rival is within noise,
@@ -34,15 +34,16 @@ threshold, diagnosis/epochs.py), or where the script set it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Callable, Protocol
 
 from autotune.online.climb_types import (START_WINDOWS, ClimbSettings, Request, StopReason,
                                          Verdict, normal)
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.plan import ClimbPlan
-from autotune.online.worker_range import Fits, any_fits
-from autotune.search.choose import TARGET, pooled_cv, tolerance
+from autotune.decision.rate import pooled_cv, tolerance
+from autotune.decision.thresholds import TARGET
+from autotune.decision.worker_range import Fits, any_fits
 from autotune.space.config import LoaderConfig
 
 
@@ -73,8 +74,9 @@ class FixedPolicy:
 
 class HillClimb(ClimbPlan):
     def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
-                 fits: Fits = any_fits):
+                 fits: Fits = any_fits, ram: Callable[[], float | None] = lambda: None):
         self.settings = settings
+        self._ram = ram  # the RAM a configuration holds, read once while it runs (cost order)
         self.range = settings.worker_range(start, fits)
         self.tuned = tuned
         start = normal(start)
@@ -110,6 +112,8 @@ class HillClimb(ClimbPlan):
         window_done = steady and m.add(step, *self._window(self.current), self.settings.window_s)
         if not window_done:
             return None
+        if m.ram_mib is None:
+            m.ram_mib = self._ram()
         verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None

@@ -30,6 +30,7 @@ from autotune.online.rank_steps import RankSteps
 from autotune.online.recovery import Recovery
 from autotune.online.meter import Ledger, Meter, Step
 from autotune.online.policy import HillClimb, Policy
+from autotune.online.pool_memory import PoolMemory
 from autotune.online.registry import Choice, registry
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
@@ -77,6 +78,7 @@ class Session(RankSteps, Recovery):
     _epoch: Any = None  # a weak reference to the epoch in progress (OnlineEpoch)
     epoch_open = False  # an epoch started and has not reached its end
     epochs_ended = 0
+    batch_seen = False  # the first batch was sized for the memory check (see_batch)
     lockstep: Lockstep | None = None  # several ranks explore as one (lockstep.py)
     _pending: Decision | None = None  # the leader's switch, announced for a later step
     _settling = False  # the switch to the chosen configuration is still exploration's cost
@@ -149,6 +151,14 @@ class Session(RankSteps, Recovery):
             self.meter.epoch_ended()
             reg.active = id(self)
         self.meter.enter()
+
+    def see_batch(self, batch: Any) -> None:
+        """The first batch delivered: what each batch in flight needs of /dev/shm, for the worker
+        range's memory check (pool_memory.py)."""
+        self.batch_seen = True
+        memory = getattr(getattr(self.policy, "range", None), "fits", None)
+        if isinstance(memory, PoolMemory):
+            memory.learn_batch(batch)
 
     def delivered(self, inner: Any, exhausted: bool) -> LoaderConfig | None:
         """One batch handed out by `inner`; the configuration to switch to, if any."""

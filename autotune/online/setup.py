@@ -23,7 +23,7 @@ from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
 from autotune.online.session import Session
-from autotune.online.worker_range import pool_memory
+from autotune.online.pool_memory import PoolMemory, pool_pss_mib
 from autotune.online.workload import describe, differences, identity, machine_differences
 from autotune.recipe.model import Recipe, load_recipe
 from autotune.space.config import LoaderConfig
@@ -124,7 +124,7 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1) ->
                              min_windows=opts.min_windows,
                              max_windows=opts.max_windows)
     return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
-                     fits=pool_memory(ranks=ranks))
+                     fits=PoolMemory(ranks=ranks), ram=pool_pss_mib)
 
 
 def not_tunable(loader: Any) -> str | None:

@@ -149,7 +149,7 @@ class Measured(BaseModel):
     restart_cost_s: float | None = None  # one epoch boundary, over a steady step
     restart_share_pct: float | None = None  # of an epoch's time
     epoch_samples: int | None = None  # None: the loader has no length, restarts not counted
-    # The worker range (search/worker_range.py): its top when the search ended, and why there.
+    # The worker range (decision/worker_range.py): its top when the search ended, and why there.
     max_workers_searched: int | None = None
     worker_range_grown_from: int | None = None  # the top it started at, where it grew
     worker_range_stop: str | None = None

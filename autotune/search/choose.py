@@ -23,20 +23,14 @@ left room for one.
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass
 
+from autotune.decision.cost import cost
+from autotune.decision.rate import pooled_cv, pooled_rate, tolerance
+from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR
 from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
-from autotune.space.knobs import RAM_COST_RANK, cost_order
 
-# Differences below FLOOR are never worth more workers, however precise the measurements.
-TOLERANCE_FLOOR = 0.01
-# The confirm phase measures tied candidates again until the band is this narrow: the most
-# throughput a cheaper pick may give up once measuring has resolved what it can.
-TARGET = 0.02
-Z = 2.0  # standard errors of a difference that still count as "within noise"
 
 
 def pick_best(trials: list[TrialRecord]) -> TrialRecord | None:
@@ -59,10 +53,14 @@ class Candidate:
         return [t.samples_per_s for t in self.trials]
 
     @property
+    def unbiased_trials(self) -> list[TrialRecord]:
+        """The re-measurements where there are any (see the module's note), else every one."""
+        again = [t for t in self.trials if t.phase == Phase.CONFIRM]
+        return again or list(self.trials)
+
+    @property
     def unbiased(self) -> list[float]:
-        """The re-measurements where there are any (see the module's note), else every rate."""
-        again = [t.samples_per_s for t in self.trials if t.phase == Phase.CONFIRM]
-        return again or self.rates
+        return [t.samples_per_s for t in self.unbiased_trials]
 
     @property
     def n(self) -> int:
@@ -76,18 +74,17 @@ class Candidate:
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(self.unbiased)
+        """The unbiased bursts' samples over their time (decision/rate.py)."""
+        trials = self.unbiased_trials
+        return pooled_rate([t.samples_per_s for t in trials], [t.span_s or 0.0 for t in trials])
 
     @property
     def peak_pss_mib(self) -> float:
         return max(t.result.host.peak_pss_mib for t in self.trials)
 
     def cost(self) -> tuple[float, ...]:
-        """Lexicographic, in the registry's cost order (workers, prefetch, RAM, pinning, ...), the
-        measured RAM in whole MiB: finer is measurement jitter."""
-        costs = [(k.cost_rank, self.config.cost_of(k)) for k in cost_order()]
-        costs.append((RAM_COST_RANK, round(self.peak_pss_mib)))
-        return tuple(cost for _, cost in sorted(costs, key=lambda rank_cost: rank_cost[0]))
+        """The one cost order (decision/cost.py), with the measured peak RAM."""
+        return cost(self.config, self.peak_pss_mib)
 
     def representative(self) -> TrialRecord:
         """The measurement closest to the mean: the one whose details (shares, memory) are shown."""
@@ -111,26 +108,6 @@ def noise_cv(candidates: list[Candidate]) -> float | None:
     # The unbiased rates where two or more: a search burst selected for being high widens the
     # spread with its luck, not with the machine's noise.
     return pooled_cv([c.unbiased if len(c.unbiased) >= 2 else c.rates for c in candidates])
-
-
-def pooled_cv(groups: list[list[float]]) -> float | None:
-    """Pooled relative standard deviation of one measurement, over groups of measurements of one
-    configuration each; None until some group has two."""
-    num = dof = 0.0
-    for rates in groups:
-        if len(rates) < 2 or (mean := statistics.fmean(rates)) <= 0:
-            continue
-        num += (len(rates) - 1) * (statistics.stdev(rates) / mean) ** 2
-        dof += len(rates) - 1
-    return math.sqrt(num / dof) if dof else None
-
-
-def tolerance(cv: float | None, n_a: int, n_b: int) -> float:
-    """How far below the best mean a mean may be and still count as tied: never narrower than
-    the measured noise allows to tell apart."""
-    if cv is None:
-        return TOLERANCE_FLOOR
-    return max(TOLERANCE_FLOOR, Z * cv * math.sqrt(1 / max(1, n_a) + 1 / max(1, n_b)))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from autotune.search.choose import Candidate, choose, noise_cv, tolerance
+from autotune.decision.rate import tolerance
+from autotune.search.choose import Candidate, choose, noise_cv
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 

@@ -14,7 +14,7 @@ leaks, pytorch#13246), so the estimate sharpens as the search goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import psutil
 
@@ -36,6 +36,9 @@ class MemoryGuard:
     budget_mib: float
     batch_mib: float  # one batch as collated, from the probe batch (0 if it could not be read)
     worker_mib: float = 0.0  # largest per-worker PSS measured so far; 0 until a pool has run
+    # Processes on this node that grow their pools together (the local ranks of a DDP job in
+    # lockstep): each may count on its share of the free /dev/shm, as of the RAM budget.
+    shm_sharers: int = 1
 
     def in_flight_mib(self, config: LoaderConfig) -> float:
         if config.num_workers == 0:
@@ -59,7 +62,7 @@ class MemoryGuard:
         shm_need = self.in_flight_mib(config)
         if shm_free_mib is None and shm_need > 0:
             space = shm_space()
-            shm_free_mib = space.free_mib if space is not None else None
+            shm_free_mib = space.free_mib / max(1, self.shm_sharers) if space is not None else None
         if shm_free_mib is not None and shm_need > shm_free_mib:
             return (f"needs ~{shm_need:.0f} MiB of /dev/shm for batches in flight,"
                     f" {shm_free_mib:.0f} MiB free")
@@ -79,3 +82,18 @@ class MemoryGuard:
         if workers > 0:
             per_worker = (result.host.peak_pss_mib - main_mib) / workers
             self.worker_mib = max(self.worker_mib, per_worker)
+
+
+def fitting_top(config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard,
+                main_mib: float | None = None) -> tuple[int | None, str]:
+    """The largest worker count in (top, wanted] whose pool of `config` fits in memory, with the
+    guard's reason for the first that did not: the worker range's `Fits` (decision/worker_range.py).
+    `main_mib`: the process without workers (default: its tree now, which between bursts has none)."""
+    main = tree_memory_mib()[1] if main_mib is None else main_mib
+    refused = ""
+    for workers in range(wanted, top, -1):
+        reason = guard.skip_reason(replace(config, num_workers=workers), main_mib=main)
+        if reason is None:
+            return workers, refused
+        refused = refused or f"{workers} workers {reason}"
+    return None, refused

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, TypeVar
 
-from autotune.diagnosis.epochs import MATTERS_SHARE
+from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -24,7 +24,7 @@ from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
 from autotune.search.trial_runner import TrialRunner, tell
-from autotune.search.worker_range import WorkerRange
+from autotune.search.search_range import SearchRange
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -136,17 +136,17 @@ class Queue:
                 return
 
 
-def search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
+def search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
            ceilings: Ceilings | None, max_trials: int | None, early_stop: bool = True) -> str:
     """Ask, suggest, measure what the study does not know yet; why the search ended. Without
     `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it. Where it
-    would end on its own rules, the worker range may grow first (worker_range.py)."""
+    would end on its own rules, the worker range may grow first (search_range.py)."""
     reason = _search(runner, ledger, workers, ceilings, max_trials, early_stop)
     workers.ended(reason)
     return reason
 
 
-def _search(runner: TrialRunner, ledger: StudyLedger, workers: WorkerRange,
+def _search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
             ceilings: Ceilings | None, max_trials: int | None, early_stop: bool) -> str:
     if ceilings is not None:
         workers.follow_prediction(ceilings, runner.guard)
@@ -202,7 +202,7 @@ def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfi
     return replace(config, persistent_workers=True)
 
 
-def _grown(runner: TrialRunner, queue: Queue, workers: WorkerRange, rules: StopRules) -> bool:
+def _grown(runner: TrialRunner, queue: Queue, workers: SearchRange, rules: StopRules) -> bool:
     """Grow the worker range where it should (its new points first, patience restarted)."""
     if not runner.budget.search_fits():
         workers.ended("budget")

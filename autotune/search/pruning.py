@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from autotune.search.choose import TARGET
+from autotune.decision.thresholds import TARGET
 
 # "Clearly losing": on a busy machine one configuration's bursts scatter by 20% and more, and a
 # window's first second is rougher still, so only a rate below half the best is a safe call.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autotune.search.choose import TARGET
+from autotune.decision.thresholds import TARGET
 from autotune.search.trial import TrialRecord
 
 # "Within a few percent of the device ceiling": a burst carries per-step costs the device probe

@@ -60,6 +60,11 @@ class TrialRecord:
     def samples_per_s(self) -> float | None:
         return self.result.samples_per_s if self.result else None
 
+    @property
+    def span_s(self) -> float | None:
+        """The seconds its rate was measured over (the burst's timed window)."""
+        return self.result.window_s if self.result else None
+
 
 def trial_counts(trials: list[TrialRecord]) -> dict[str, int]:
     """How many search trials were measured (skipped ones ran no burst), how many bursts

@@ -33,7 +33,7 @@ from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_st
 from autotune.search.study import claim_lock, trials_of
 from autotune.search.trial import TrialRecord
 from autotune.search.trial_runner import Bursts, TrialRunner
-from autotune.search.worker_range import HARD_LIMIT, WorkerRange
+from autotune.search.search_range import SearchRange
 from autotune.space.cpus import usable_cpus
 from autotune.transfer.device_loader import PhaseHook
 from autotune.workload.accelerator import with_target_rate
@@ -77,8 +77,7 @@ class Tuner:
             origin=environment.collect(device, ranks=options.ranks_per_node),
             trials=trials, on_trial=on_trial, shared=options.study_name is not None)
         self.stop_reason = ""  # why the search phase ended
-        self.workers = WorkerRange(self.space, limit=options.max_workers or HARD_LIMIT,
-                                   explicit=options.max_workers is not None)
+        self.workers = SearchRange.of(self.space, options.max_workers)
 
     @property
     def device(self) -> torch.device:

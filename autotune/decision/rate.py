@@ -1,0 +1,45 @@
+"""One way to average a configuration's rate, and one way to judge a difference against noise.
+
+A configuration is measured in pieces: bursts offline, windows of the loop's steps online. Its
+rate is their samples over their time together (`pooled_rate`). A plain mean of the pieces'
+rates weighs a fast piece's few seconds as much as a slow one's many: on noisy online windows it
+read 4-8% off a long run's rate. The noise is the pooled relative spread of one piece
+(`pooled_cv`), and two means are told apart beyond Z standard errors of their difference
+(`tolerance`)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Sequence
+
+from autotune.decision.thresholds import TOLERANCE_FLOOR, Z
+
+
+def pooled_rate(rates: Sequence[float], spans: Sequence[float]) -> float:
+    """The pieces' work over their time: each rate weighted by the seconds it was measured over.
+    0.0 where nothing was measured (a rate, never a figure shown: callers show None)."""
+    total = sum(spans)
+    if total <= 0:
+        return statistics.fmean(rates) if rates else 0.0
+    return sum(r * s for r, s in zip(rates, spans)) / total
+
+
+def pooled_cv(groups: Sequence[Sequence[float]]) -> float | None:
+    """Pooled relative standard deviation of one measurement, over groups of measurements of one
+    configuration each; None until some group has two."""
+    num = dof = 0.0
+    for rates in groups:
+        if len(rates) < 2 or (mean := statistics.fmean(rates)) <= 0:
+            continue
+        num += (len(rates) - 1) * (statistics.stdev(rates) / mean) ** 2
+        dof += len(rates) - 1
+    return math.sqrt(num / dof) if dof else None
+
+
+def tolerance(cv: float | None, n_a: int, n_b: int) -> float:
+    """How far below the best mean a mean may be and still count as tied: never narrower than
+    the measured noise allows to tell apart."""
+    if cv is None:
+        return TOLERANCE_FLOOR
+    return max(TOLERANCE_FLOOR, Z * cv * math.sqrt(1 / max(1, n_a) + 1 / max(1, n_b)))

@@ -1,0 +1,28 @@
+"""Every threshold a decision reads, offline and online alike."""
+
+from __future__ import annotations
+
+# Noise: a difference below TOLERANCE_FLOOR is never worth more workers, however precise the
+# measurements; Z standard errors of a difference still count as "within noise"; measuring goes
+# on until that band is down to TARGET, the most throughput a cheaper pick may give up.
+TOLERANCE_FLOOR = 0.01
+TARGET = 0.02
+Z = 2.0
+
+# A step that waits on the loader this share of its time or more is still starved: more workers
+# or a deeper prefetch may feed it. Below it, the wait is the hand-over of a ready batch.
+WAITS_SHARE = 0.05
+
+# An epoch restart below this share of an epoch, or a measured difference below it, is within
+# the noise: persistent_workers is then said not to matter.
+MATTERS_SHARE = 0.02
+
+# The worker range (worker_range.py). Past HARD_LIMIT, worker processes cost more in memory,
+# file handles and scheduling than one more outstanding read gains, whatever the storage.
+HARD_LIMIT = 64
+GROWTH = 1.5  # the next top, as a multiple of the current one
+TOP_SHARE = 0.25  # the best within this top share of the range counts as at the top
+# A rate this far from another is beyond one measurement's noise on a busy 2-CPU machine (up to
+# ~5%): a larger pool this much below the best says the rate has peaked; the best this much above
+# the previous top's says it was still rising there.
+FALLEN = 0.05

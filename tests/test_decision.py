@@ -1,0 +1,93 @@
+"""The one decision core (autotune/decision/): one way to average a rate, one cost order, one
+worker range, and the offline search and the online climb both reading them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from autotune.decision import cost as cost_module
+from autotune.decision import rate as rate_module
+from autotune.decision.cost import cost
+from autotune.decision.rate import pooled_rate
+from autotune.decision.worker_range import Evidence, WorkerRange, growth_stop, still_rising
+from autotune.online.climb_types import ClimbSettings
+from autotune.online.measurement import Measurement
+from autotune.search.choose import Candidate
+from autotune.search.search_range import SearchRange
+from autotune.search.trial import Phase, TrialRecord, TrialStatus
+from autotune.space.config import LoaderConfig
+from autotune.space.space import SearchSpace
+from search_fakes import burst
+
+
+def test_a_rate_is_the_work_over_the_time_not_a_mean_of_rates():
+    # 10 s at 100/s and 1 s at 1000/s: 2,000 samples in 11 s, not (100 + 1000) / 2
+    assert pooled_rate([100.0, 1000.0], [10.0, 1.0]) == pytest.approx(2000 / 11)
+    assert pooled_rate([5.0, 7.0], [0.0, 0.0]) == 6.0  # no spans known: each piece weighs alike
+
+
+def test_offline_bursts_and_online_windows_average_alike():
+    config = LoaderConfig(num_workers=2, prefetch_factor=2)
+    trials = []
+    for i, (rate, span) in enumerate([(100.0, 10.0), (1000.0, 1.0)]):
+        b = replace(burst(config, rate), window_s=span)
+        trials.append(TrialRecord(i, config, TrialStatus.OK, result=b, phase=Phase.CONFIRM))
+    online = Measurement(config, rates=[100.0, 1000.0], spans=[10.0, 1.0])
+    assert Candidate(config, tuple(trials)).mean == pytest.approx(online.mean)
+    assert online.mean == pytest.approx(2000 / 11)
+
+
+def test_one_cost_order_with_the_measured_ram_between_prefetch_and_pinning():
+    small = LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True)
+    pinned_lean = cost(small, 500.0)
+    unpinned_fat = cost(LoaderConfig(num_workers=2, prefetch_factor=2), 900.0)
+    assert pinned_lean < unpinned_fat  # RAM ranks before pinning
+    assert cost(LoaderConfig(num_workers=1, prefetch_factor=8), 4000.0) < pinned_lean  # workers first
+    assert cost(small, None) == cost(small, 0.4)  # unmeasured RAM compares as equal
+    assert cost(small, 500.4) == cost(small, 499.6)  # whole MiB: finer is jitter
+
+
+def test_both_callers_read_the_one_core():
+    import autotune.online.plan as plan
+    import autotune.online.policy as policy
+    import autotune.search.choose as choose
+    import autotune.search.confirm as confirm
+
+    assert choose.cost is cost_module.cost and plan.cost is cost_module.cost
+    assert policy.tolerance is rate_module.tolerance is confirm.tolerance
+    assert policy.pooled_cv is rate_module.pooled_cv is choose.pooled_cv
+    online = ClimbSettings(epoch_steps=None, usable_cpus=2, cuda=False).worker_range(LoaderConfig())
+    offline = SearchRange.of(SearchSpace(max_workers=8, cuda=False, channels_last_ok=False), None)
+    assert type(online) is type(offline.range) is WorkerRange
+    assert (online.top, online.limit) == (offline.range.top, offline.range.limit) == (8, 64)
+
+
+def _evidence(**given) -> Evidence:
+    base = dict(label="w8 pf2", workers=8, rate=1000.0, rate_by_workers={4: 600.0, 8: 1000.0},
+                wait_share=0.3, computes=None)
+    return Evidence(**{**base, **given})
+
+
+def test_the_range_grows_by_half_while_the_evidence_says_more_workers_pay():
+    r = WorkerRange.of(8, None)
+    assert r.grow(_evidence()) and (r.top, r.grown_from, r.stop) == (12, 8, None)
+    assert not r.grow(_evidence(workers=8)) and r.stop == "the best has 8 workers, below the range's top of 12"
+    assert r.why_stopped(8, "w8 pf2", starved=True) == r.stop
+
+
+@pytest.mark.parametrize("given, why", [
+    (dict(rate_by_workers={8: 1000.0, 12: 900.0}), "the rate fell past the best's 8 workers"),
+    (dict(wait_share=0.01), "waits for data 1% of the step"),
+    (dict(wait_share=None), "waits for data n/a of the step"),
+    (dict(computes="busy CPUs", rate_by_workers={4: 980.0, 8: 1000.0}), "busy CPUs"),
+])
+def test_the_range_stops_on_the_same_rules_for_both_callers(given, why):
+    assert why in growth_stop(_evidence(**given), 8)
+
+
+def test_a_measured_rise_at_the_top_outweighs_a_reading_that_the_workers_compute():
+    rising = _evidence(computes="busy CPUs", rate_by_workers={4: 800.0, 6: 900.0, 8: 1000.0})
+    assert still_rising(rising) and growth_stop(rising, 8) is None
+    assert not still_rising(_evidence(rate_by_workers={8: 1000.0}))  # nothing below to compare

@@ -1,0 +1,58 @@
+"""The online worker range's memory check (online/pool_memory.py), on this process's real memory:
+a pool that fits the guard's budget is admitted, one past it is refused with the guard's reason;
+the node's RAM and /dev/shm are shared among its ranks; the first batch sizes the /dev/shm need."""
+
+import torch
+
+from autotune.decision.worker_range import WorkerRange
+from autotune.online import pool_memory as pool_module
+from autotune.online.pool_memory import PoolMemory, pool_pss_mib
+from autotune.search import guard as guard_module
+from autotune.search.guard import MemoryGuard
+from autotune.space.config import LoaderConfig
+from autotune.telemetry.shm import ShmSpace
+
+
+def test_pool_memory_admits_what_fits_and_says_why_not():
+    roomy = PoolMemory(MemoryGuard(budget_mib=1e9, batch_mib=0.0))
+    assert roomy(8, 12) == (12, "")
+    # a budget below this process alone: no larger pool fits, and the reason names the budget
+    tight = PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0))
+    top, why = tight(8, 12)
+    assert top is None and "over the budget of 1 MiB" in why
+
+
+def test_a_refused_growth_keeps_the_top_and_records_why():
+    r = WorkerRange.of(8, None, fits=PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0)))
+    assert r.admit(20) == 8 and r.top == 8 and r.grown_from is None
+    assert "over the budget" in r.stop
+    grown = WorkerRange.of(8, None)
+    assert grown.admit(20) == 20 and grown.grown_from == 8 and grown.stop is None
+    capped = WorkerRange.of(8, 8)
+    assert capped.admit(12) == 8 and capped.stop == "max_workers=8"
+
+
+def test_a_start_above_the_default_top_is_inside_the_range():
+    assert WorkerRange.of(8, None, start=20).top == 20
+    assert WorkerRange.of(8, 6, start=20).top == 6  # max_workers given: it is the range
+
+
+def test_the_ram_budget_and_dev_shm_are_shared_among_the_ranks_of_a_node(monkeypatch):
+    monkeypatch.setattr(pool_module, "default_ram_budget_mib", lambda: 8000.0)
+    one, four = PoolMemory(), PoolMemory(ranks=4)
+    assert (one.guard.budget_mib, four.guard.budget_mib) == (8000.0, 2000.0)
+    assert (one.guard.shm_sharers, four.guard.shm_sharers) == (1, 4)
+    # 100 MiB of /dev/shm free: 4 workers at prefetch 2 hold 12 batches of 5 MiB, 60 MiB in flight
+    monkeypatch.setattr(guard_module, "shm_space",
+                        lambda: ShmSpace(total_mib=100.0, free_mib=100.0))
+    config = LoaderConfig(num_workers=4, prefetch_factor=2)
+    for memory in (one, four):
+        memory.guard.budget_mib = 1e9
+        memory.learn_batch({"x": torch.zeros(5 * 2**20, dtype=torch.uint8), "y": [torch.zeros(0)]})
+        assert memory.batch_sized and memory.guard.batch_mib == 5.0
+    assert one.guard.skip_reason(config, main_mib=0.0) is None
+    assert "/dev/shm" in four.guard.skip_reason(config, main_mib=0.0)  # 25 MiB is its share
+
+
+def test_the_ram_a_configuration_holds_is_this_process_and_its_workers():
+    assert pool_pss_mib() > 0
