@@ -13,8 +13,9 @@ from autotune.diagnosis.stage_advice import dominant_line, stage_record, with_st
 from autotune.profiling.alternatives import Alternative, measure_alternatives
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.profiling.stage_table import FETCH, OTHER_IN_GETITEM, stage_table
+from autotune.profiling.stage_recorder import read_totals, release
 from autotune.profiling.stages import (COLLATE, GETITEM, LOAD, StageKind, StagePlan, TimedBatchDataset,
-                                       read_totals, release, timed_workload)
+                                       timed_workload)
 from autotune.recipe.model import DiagnosisRecord
 from autotune.search.budget import Budget
 from autotune.space.config import LoaderConfig
@@ -200,9 +201,9 @@ def test_profile_stages_runs_one_burst_and_leaves_nothing_behind(quick_burst, cp
     assert profile.samples_per_s > 0
     assert workload.dataset is dataset and workload.collate_fn is None
     assert type(dataset.transform.transforms[0]) is AddOne
-    from autotune.profiling import stages
+    from autotune.profiling import stage_recorder
     assert not any(d.startswith("/tmp/autotune-stages-") or "autotune-stages-" in d
-                   for d in stages._recorders)  # the main process's recorder was released
+                   for d in stage_recorder._recorders)  # the main process's recorder was released
 
 
 def test_budget_holds_the_stage_reserve_back_until_released():
@@ -239,7 +240,7 @@ def test_tune_reports_the_stages_of_the_tuned_configuration(tmp_path):
 def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(monkeypatch, tmp_path):
     """thread_time is a system call, where a busy machine preempts a worker: the 1 s the fake
     scheduler takes there must count in the stage that was running, not between stages."""
-    from autotune.profiling import stages
+    from autotune.profiling import stage_recorder, stages
 
     wall = [0.0]
     cpu = [0.0]
@@ -253,7 +254,7 @@ def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(
 
     monkeypatch.setattr(stages.time, "perf_counter", perf_counter)
     monkeypatch.setattr(stages.time, "thread_time", thread_time)
-    monkeypatch.setattr(stages, "WARMUP_BATCHES", 0)
+    monkeypatch.setattr(stage_recorder, "WARMUP_BATCHES", 0)
 
     def work(x):
         wall[0] += 0.25
@@ -262,8 +263,8 @@ def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(
 
     timed = stages.Timed(work, "stage", str(tmp_path))
     assert timed(3) == 3
-    rec = stages.recorder(str(tmp_path))
+    rec = stage_recorder.recorder(str(tmp_path))
     count, wall_s, cpu_s = rec.totals["stage"]
     # Both system calls' preemptions (start and end) fall inside the stage's wall time.
     assert (count, wall_s, cpu_s) == (1, 2.25, 0.25)
-    stages.release(str(tmp_path))
+    stage_recorder.release(str(tmp_path))

@@ -38,8 +38,8 @@ from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, S
 from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
 from autotune.profiling.stage_table import StageTable, stage_table
-from autotune.profiling.stages import (WARMUP_BATCHES, StageKind, Timed, read_totals, recorder, release,
-                                       timed_workload)
+from autotune.profiling.stage_recorder import WARMUP_BATCHES, read_totals, recorder, release
+from autotune.profiling.stages import StageKind, Timed, timed_workload
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.telemetry.host import HostSampler

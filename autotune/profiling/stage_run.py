@@ -18,7 +18,8 @@ import torch
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.profiling.alternatives import Alternative, measure_alternatives
 from autotune.profiling.stage_table import StageTable, stage_table
-from autotune.profiling.stages import read_totals, release, timed_workload
+from autotune.profiling.stage_recorder import read_totals, release
+from autotune.profiling.stages import timed_workload
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
 
