@@ -58,6 +58,26 @@ def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):
     assert out.strip() == "True"
 
 
+def test_an_autotune_that_cannot_patch_leaves_the_script_torchs_loader(tmp_path):
+    """A broken install (here an autotune package that fails to import, found first on the path)
+    costs the tuning, never the training: one line on stderr, torch's own DataLoader."""
+    broken = tmp_path / "broken"
+    (broken / "autotune").mkdir(parents=True)
+    (broken / "autotune" / "__init__.py").write_text("raise ImportError('a dependency is missing')\n")
+    env = child_environment(OnlineOptions(results_dir=None))
+    env["PYTHONPATH"] = os.pathsep.join((env["PYTHONPATH"], str(broken)))
+    script = tmp_path / "script.py"
+    script.write_text("from torch.utils.data import DataLoader\n"
+                      "print(type(DataLoader(list(range(4)), batch_size=2)).__module__,"
+                      " [b.tolist() for b in DataLoader(list(range(4)), batch_size=2)])\n")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "torch.utils.data.dataloader [[0, 1], [2, 3]]"
+    assert "autotune run: torch's DataLoader is not tuned in this process (ImportError: a dependency" \
+        " is missing); the script runs with torch's own" in done.stderr
+
+
 def test_the_options_reach_the_child_as_json():
     env = child_environment(OnlineOptions(results_dir=Path("out"), fixed=("num_workers",)), {"A": "1"})
     assert json.loads(env[ENV_VAR]) == {"results_dir": "out", "fixed": ["num_workers"]}

@@ -32,11 +32,22 @@ class PatchAfterTorch(importlib.abc.MetaPathFinder):
 
         def exec_then_patch(module):
             execute(module)
-            from autotune.online.patch import install
-            install()
+            _install()
 
         spec.loader.exec_module = exec_then_patch
         return spec
+
+
+def _install() -> None:
+    """Patch torch's DataLoader; where autotune itself cannot be imported or patch (a broken
+    install, a missing dependency), say so in one line and leave the script torch's own loader:
+    autotune's failure must not end the training."""
+    try:
+        from autotune.online.patch import install
+        install()
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the script runs on
+        print(f"autotune run: torch's DataLoader is not tuned in this process ({type(exc).__name__}:"
+              f" {exc}); the script runs with torch's own", file=sys.stderr)
 
 
 def _chain() -> None:
@@ -50,8 +61,7 @@ def _chain() -> None:
 
 
 if "torch" in sys.modules:  # imported already (e.g. by a .pth file): patch now
-    from autotune.online.patch import install
-    install()
+    _install()
 else:
     sys.meta_path.insert(0, PatchAfterTorch())
 _chain()
