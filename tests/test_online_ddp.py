@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from autotune.space.cpus import usable_cpus
 from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
@@ -46,3 +47,19 @@ def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_
     assert env["ranks_per_node"] == 2  # found as the launcher set them, even where none says
     assert env["usable_cpus"] == max(1, usable_cpus(ranks=1).count // 2)  # the node's CPUs shared
     assert recipe.measured.trials >= 2 and recipe.measured.exploration_steps > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2,
+                    reason="NCCL ranks need a GPU each: two GPUs")
+def test_two_nccl_ranks_explore_in_lockstep_and_end_on_one_configuration(tmp_path):
+    """The NCCL path: one GPU per rank, torchrun, the loader tuned with pin_memory in its space."""
+    results = tmp_path / "results"
+    launch = [a.replace("{port}", _free_port()) for a in LAUNCHES["torchrun"]]
+    command = autotune_run_command(results, "x")[:-2] + launch[:-1] + ["torchrun-nccl", "3200", "2"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, output_tail(done)
+    configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
+    assert set(configs) == {"0", "1"} and configs["0"] == configs["1"], output_tail(done)
+    recipe, = reports_of_every_loader(results, least=1)
+    assert recipe.environment["ranks_per_node"] == 2

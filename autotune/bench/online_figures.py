@@ -53,22 +53,22 @@ class StepTimes:
 class RoundFigures:
     whole: float  # (b)/(c) over all N steps: (c)'s wall time over (b)'s
     after: float | None  # (b)/(c) over steps [k, N); None: (b) explored until the last step
-    vs_defaults: float  # (b)/(a) over all N steps: (a)'s wall time over (b)'s
+    vs_defaults: float | None  # (b)/(a) over all N steps: (a)'s wall time over (b)'s; None: no (a)
     exploration_cost_s: float | None  # (b)'s time for steps [0, k) less (c)'s
 
 
 def round_figures(times: dict[Way, StepTimes], explored: int | None) -> RoundFigures:
     """`explored`: k, the steps (b) spent exploring (its switch to the chosen configuration
     included), None where it had not ended by the last step."""
-    a, b, c = times[Way.DEFAULTS], times[Way.ONLINE], times[Way.IDEAL]
+    a, b, c = times.get(Way.DEFAULTS), times[Way.ONLINE], times[Way.IDEAL]
     n = b.steps
-    if a.steps != n or c.steps != n:
-        raise ValueError(f"the ways ran different step counts: {a.steps}, {n}, {c.steps}")
+    if any(t.steps != n for t in times.values()):
+        raise ValueError(f"the ways ran different step counts: {[t.steps for t in times.values()]}")
     if explored is not None and not 0 <= explored <= n:
         raise ValueError(f"{explored} exploration steps in a run of {n}")
     k = explored
     return RoundFigures(
         whole=c.span(0, n) / b.span(0, n),
         after=None if k is None or k == n else c.span(k, n) / b.span(k, n),
-        vs_defaults=a.span(0, n) / b.span(0, n),
+        vs_defaults=None if a is None else a.span(0, n) / b.span(0, n),
         exploration_cost_s=None if k is None else (b.span(0, k) - c.span(0, k) if k else 0.0))

@@ -27,7 +27,9 @@ class OnlineRound(_Strict):
     chosen: str | None  # (b)'s configuration once exploring ended
     whole: float  # (b)/(c) over the whole run
     after: float | None  # (b)/(c) over steps [k, N)
-    vs_defaults: float  # (b)/(a) over the whole run
+    vs_defaults: float | None  # (b)/(a) over the whole run; None where (a) was not run
+    # Each rank's choice where the ways ran as several DDP ranks (bench --online --ranks).
+    rank_choices: list[str | None] | None = None
 
 
 class OnlineRow(_Strict):
@@ -42,13 +44,14 @@ class OnlineRow(_Strict):
     rounds: list[OnlineRound]
     whole: float  # the worst round's
     after: float | None  # the worst round's among those where (b) ended exploring
-    vs_defaults: float  # the worst round's
+    vs_defaults: float | None  # the worst round's
     targets: dict[str, bool | None]
 
 
 class OnlineReport(Recorded):
     environment: dict[str, Any]
     steps: int  # per training
+    ranks: int = 1  # DDP ranks on this node each way's training ran as
     min_steps: int  # the issue's minimum: fewer is a smoke run
     rounds: int
     grid_from: str

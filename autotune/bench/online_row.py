@@ -17,15 +17,20 @@ def _round(value: float | None, digits: int) -> float | None:
 
 def online_round(order: tuple[Way, ...], times: dict[Way, StepTimes], tuner: TunerState) -> OnlineRound:
     """`tuner`: (b)'s state after its last step; k is the step at which its exploring ended."""
-    explored = tuner.exploration_ended_at
+    return tuner_round(order, times, tuner.exploration_ended_at, tuner.exploration_cost_s,
+                       tuner.stop_reason, None if tuner.chosen is None else tuner.chosen.label())
+
+
+def tuner_round(order: tuple[Way, ...], times: dict[Way, StepTimes], explored: int | None,
+                tuner_cost_s: float, stop_reason: str | None, chosen: str | None,
+                rank_choices: list[str | None] | None = None) -> OnlineRound:
     figures = round_figures(times, explored)
     return OnlineRound(
         order=list(order), seconds={w: round(t.span(0, t.steps), 3) for w, t in times.items()},
         exploration_steps=explored, exploration_cost_s=_round(figures.exploration_cost_s, 3),
-        tuner_cost_s=round(tuner.exploration_cost_s, 3), stop_reason=tuner.stop_reason,
-        chosen=None if tuner.chosen is None else tuner.chosen.label(),
+        tuner_cost_s=round(tuner_cost_s, 3), stop_reason=stop_reason, chosen=chosen,
         whole=round(figures.whole, 4), after=_round(figures.after, 4),
-        vs_defaults=round(figures.vs_defaults, 4))
+        vs_defaults=_round(figures.vs_defaults, 4), rank_choices=rank_choices)
 
 
 def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound]) -> OnlineRow:
@@ -34,5 +39,7 @@ def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound]) -> On
     after = min(afters) if afters else None
     return OnlineRow(key=bw.key, spec=bw.spec, what=bw.what, ideal=ideal.config.label(),
                      ideal_params=ideal.config.as_dict(), ideal_source=ideal.source, rounds=rounds,
-                     whole=whole, after=after, vs_defaults=min(r.vs_defaults for r in rounds),
+                     whole=whole, after=after,
+                     vs_defaults=min((r.vs_defaults for r in rounds if r.vs_defaults is not None),
+                                     default=None),
                      targets=online_targets(whole, after))

@@ -14,7 +14,9 @@ from autotune.bench.online_figures import StepTimes, Way, order
 from autotune.bench.online_grid import GridFile, Ideal, file_best, ideal_config, read_grid_file
 from autotune.bench.online_loop import train
 from autotune.bench.online_model import OnlineReport, OnlineRow
-from autotune.bench.online_row import online_round, online_row
+from autotune.bench.online_ranks import ORDERS as RANK_ORDERS
+from autotune.bench.online_ranks import ideal_for_ranks, train_ranks
+from autotune.bench.online_row import online_round, online_row, tuner_round
 from autotune.bench.options import ONLINE_STEPS, OnlineBenchOptions
 from autotune.bench.provenance import git_commit
 from autotune.bench.workloads import BenchWorkload, select
@@ -64,6 +66,9 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
     device = workload.device or resolve_device(opts.device)
     ideal = ideal_config(bw, workload, device, grid_file, opts.grid_from, run_grid=opts.run_grid,
                          max_workers=opts.max_workers, log=log)
+    if opts.ranks > 1:
+        del workload  # each rank loads its own
+        return ranks_workload(bw, opts, ideal, device, log)
     log(f"[{bw.key}] ideal (c): {ideal.config.label()}, from {ideal.source}")
     rounds = []
     for r in range(opts.rounds):
@@ -88,6 +93,34 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
     return online_row(bw, ideal, rounds)
 
 
+def ranks_workload(bw: BenchWorkload, opts: OnlineBenchOptions, single: Ideal, device: torch.device,
+                   log: Log) -> OnlineRow:
+    """The workload as `opts.ranks` DDP ranks (online_ranks.py): (b) and the per-rank (c)."""
+    config, how = ideal_for_ranks(bw.spec, str(device), opts.ranks, single.config, log)
+    ideal = Ideal(config, f"{how}; the single-process grid's best {single.config.label()} from"
+                          f" {single.source}")
+    log(f"[{bw.key}] ideal (c) per rank: {config.label()}, {how}")
+    online = online_options(opts, device)
+    rounds = []
+    for r in range(opts.rounds):
+        times: dict[Way, StepTimes] = {}
+        for way in RANK_ORDERS[r % len(RANK_ORDERS)]:
+            done = train_ranks(bw.spec, str(device), opts.ranks, opts.steps,
+                               None if way is Way.ONLINE else config, online, config.transfer_kwargs())
+            times[way] = done.times
+            if way is Way.ONLINE:
+                b = done
+            log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way}: {opts.steps} steps x {opts.ranks}"
+                f" ranks in {done.times.span(0, opts.steps):.1f}s; chose {done.chosen}")
+        state = b.state or {}
+        rounds.append(tuner_round(RANK_ORDERS[r % len(RANK_ORDERS)], times,
+                                  state.get("exploration_ended_at"), state.get("exploration_cost_s", 0.0),
+                                  state.get("stop_reason"), state.get("chosen"), b.chosen))
+        log(f"[{bw.key}] round {r + 1}: (b)/(c) {rounds[-1].whole:.3f} whole, after tuning"
+            f" {'n/a' if rounds[-1].after is None else f'{rounds[-1].after:.3f}'}")
+    return online_row(bw, ideal, rounds)
+
+
 def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport:
     t0 = time.perf_counter()
     grid_file = read_grid_file(opts.grid_from)
@@ -100,7 +133,8 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
     for bw in chosen:  # a workload without its ideal fails now, not after the others' trainings
         file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
     rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
-    return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device), steps=opts.steps,
+    return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device),
+                        steps=opts.steps, ranks=opts.ranks,
                         min_steps=ONLINE_STEPS, rounds=opts.rounds, grid_from=str(opts.grid_from),
                         online=online_options(opts, device).model_dump(mode="json"),
                         total_s=round(time.perf_counter() - t0, 1), rows=rows)

@@ -115,8 +115,10 @@ class OnlineBenchOptions(BaseModel):
     run_grid: bool = Field(True, description="run the grid for a workload `grid_from` lacks")
     device: str = "auto"
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers, online and grid")
+    ranks: int = Field(1, ge=1, description="DDP ranks on this node each training runs as")
     out_dir: Path = Path("results/bench")
 
     @property
     def stem(self) -> str:
-        return "online"
+        """File name of the results: a run of several ranks does not overwrite the single one."""
+        return "online" if self.ranks == 1 else f"online-ranks{self.ranks}"

@@ -5,7 +5,7 @@ against defaults and the grid's best, trained alike)."""
 from __future__ import annotations
 
 from autotune.bench.model import AccuracyReport, BenchReport, BenchRow
-from autotune.bench.online_model import OnlineReport, OnlineRow
+from autotune.bench.online_model import OnlineReport, OnlineRound, OnlineRow
 from autotune.bench.targets import (MAX_BURST_VS_STEADY, MAX_COMPUTE_BOUND_WORKERS,
                                     MAX_RECORDED_VS_VERIFIED, MAX_STABILITY_DIFF,
                                     MAX_TUNE_SHARE_OF_GRID, MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE,
@@ -201,9 +201,19 @@ def _per_round(values: list[str]) -> str:
     return distinct[0] if len(distinct) == 1 else ", ".join(values)
 
 
+def _chosen(r: OnlineRound) -> str:
+    """(b)'s choice; under several ranks, whether they all ended on it."""
+    chosen = r.chosen or "still exploring"
+    if not r.rank_choices or len(r.rank_choices) < 2:
+        return chosen
+    if len(set(r.rank_choices)) == 1:
+        return f"{chosen} (all {len(r.rank_choices)} ranks)"
+    return f"{chosen} (ranks: {', '.join(c or 'exploring' for c in r.rank_choices)})"
+
+
 def online_row_line(row: OnlineRow) -> str:
     t = row.targets
-    chosen = _per_round([r.chosen or "still exploring" for r in row.rounds])
+    chosen = _per_round([_chosen(r) for r in row.rounds])
     steps = _per_round(["all (not ended)" if r.exploration_steps is None
                         else f"{r.exploration_steps} ({r.stop_reason})" if r.stop_reason
                         else str(r.exploration_steps) for r in row.rounds])
@@ -229,6 +239,22 @@ def _online_options(options: dict[str, object]) -> str:
     return ", ".join(f"{k} {options[k]}" for k in ONLINE_SHOWN if options.get(k) is not None)
 
 
+def _ranks_method(report: OnlineReport) -> str:
+    return (f"Each workload's training runs {report.steps} steps per rank as {report.ranks} DDP"
+            f" ranks on this node, two ways, in {report.rounds} round(s), the order alternating by"
+            " round: (b) autotune.DataLoader in every rank, starting from PyTorch's defaults and"
+            f" tuning online ({_online_options(report.online)}), the ranks exploring in lockstep;"
+            " (c) the best per-rank configuration from step 0: the fastest, over a short"
+            f" {report.ranks}-rank training each, of the single-process grid's best and the same"
+            " with its workers divided among the ranks, each with and without persistent workers."
+            " Each rank: the plain training loop of"
+            " autotune.verify.steady over a DistributedSampler, the step followed by an all-reduce"
+            " (gloo on the CPU) as DDP's; a way's time at a step is the slowest rank's. (a) is not"
+            " run. *whole run*, *after tuning*, *exploration cost* and *exploration steps* as in"
+            " the single-process bench (rank 0's exploration). *(b) chose*: rank 0's choice, and"
+            " whether every rank ended on it.")
+
+
 def online_markdown(report: OnlineReport) -> str:
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
@@ -238,8 +264,7 @@ def online_markdown(report: OnlineReport) -> str:
     if report.below_minimum:
         parts += [f"**{report.steps} steps per training: below the {report.min_steps} the"
                   " issue asks for; a smoke run, not the benchmark.**", ""]
-    parts += [
-        online_table(report),
+    parts += [online_table(report), _ranks_method(report) if report.ranks > 1 else
         f"Each workload's training runs {report.steps} steps three ways, in {report.rounds}"
         " round(s), the order alternating by round ((c), (b), (a), then (a), (b), (c)): (a)"
         " PyTorch's defaults; (b) autotune.DataLoader starting from them, tuning online"

@@ -22,7 +22,7 @@ from autotune.bench.write import check_writable, write_accuracy, write_online, w
 from autotune.cli.common import console, one_line_errors, option_error
 from autotune.errors import OptionsError
 
-FLAGS = {"budget_s": "--budget", "out_dir": "--out", "steady_seconds": "--steady-seconds",
+FLAGS = {"ranks": "--ranks", "budget_s": "--budget", "out_dir": "--out", "steady_seconds": "--steady-seconds",
          "steady_rounds": "--steady-rounds", "settle_s": "--settle", "steps": "--steps",
          "grid_from": "--grid-from"}
 
@@ -68,6 +68,8 @@ def bench(
                                  " --grid-from lacks instead of running its grid"),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
     max_workers: Optional[int] = typer.Option(None, "--max-workers", help="cap on num_workers"),
+    ranks: int = typer.Option(1, "--ranks", help="with --online: train each way as this many DDP"
+                              " ranks on this node -> online-ranksN.md/.json"),
     out: Path = typer.Option(Path("results/bench"), "--out", help="folder for bench.md and bench.json"
                              " (accuracy.md and .json, online.md and .json)"),
 ) -> None:
@@ -80,11 +82,13 @@ def bench(
         check_keys(keys)  # before anything is created or measured
     if accuracy and online:
         raise OptionsError("--accuracy and --online are two different runs: pass one")
+    if ranks != 1 and not online:
+        raise OptionsError(f"--ranks {ranks} applies to --online only: add --online, or drop --ranks")
     if accuracy:
         _accuracy(quick, keys, configs, rounds, steady_seconds, device, out, command)
         return
     if online:
-        _online(keys, steps, rounds, grid_from, no_grid, device, max_workers, out, command)
+        _online(keys, steps, rounds, grid_from, no_grid, device, max_workers, ranks, out, command)
         return
     opts = _options(BenchOptions, quick=quick, workloads=keys, budget_s=budget,
                     **({"rounds": rounds} if rounds is not None else {}), tunings=tunings,
@@ -123,8 +127,10 @@ def _accuracy(quick: bool, keys: list[str] | None, configs: Optional[str], round
 
 
 def _online(keys: list[str] | None, steps: int, rounds: Optional[int], grid_from: Path,
-            no_grid: bool, device: str, max_workers: Optional[int], out: Path, command: str) -> None:
+            no_grid: bool, device: str, max_workers: Optional[int], ranks: int, out: Path,
+            command: str) -> None:
     opts = _options(OnlineBenchOptions, workloads=keys, steps=steps,
                     **({"rounds": rounds} if rounds is not None else {}), grid_from=grid_from,
-                    run_grid=not no_grid, device=device, max_workers=max_workers, out_dir=out)
+                    run_grid=not no_grid, device=device, max_workers=max_workers, ranks=ranks,
+                    out_dir=out)
     _run(opts, run_online, write_online, online_table, "online", command)

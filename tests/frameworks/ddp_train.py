@@ -4,7 +4,9 @@ runs it under `autotune run`. Each rank prints `RANK r CONFIG <the loader's conf
 the end, as the loader's attributes read it.
 
     python ddp_train.py spawn|lightning ITEMS EPOCHS
-    torchrun --nproc-per-node 2 ddp_train.py torchrun ITEMS EPOCHS
+    torchrun --nproc-per-node 2 ddp_train.py torchrun|torchrun-nccl ITEMS EPOCHS
+
+`torchrun-nccl` is the same loop on one GPU per rank, NCCL's all-reduce.
 """
 
 from __future__ import annotations
@@ -41,15 +43,16 @@ def _config(loader) -> str:
             f" pin{loader.pin_memory}")
 
 
-def train(rank: int, world: int, items: int, epochs: int) -> None:
+def train(rank: int, world: int, items: int, epochs: int, device: str = "cpu") -> None:
     """A plain DDP loop: DistributedSampler, set_epoch, an all-reduce in every backward."""
-    model = nn.parallel.DistributedDataParallel(nn.Linear(8, 2))
+    model = nn.parallel.DistributedDataParallel(nn.Linear(8, 2).to(device))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     data = Items(items)
     loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data, world, rank, seed=0))
     for epoch in range(epochs):
         loader.sampler.set_epoch(epoch)
         for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             optimizer.zero_grad()
             nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
@@ -94,6 +97,12 @@ def main() -> None:
     if mode == "torchrun":
         dist.init_process_group("gloo")
         train(dist.get_rank(), dist.get_world_size(), items, epochs)
+        dist.destroy_process_group()
+    elif mode == "torchrun-nccl":
+        local = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local)
+        dist.init_process_group("nccl")
+        train(dist.get_rank(), dist.get_world_size(), items, epochs, device=f"cuda:{local}")
         dist.destroy_process_group()
     elif mode == "spawn":
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
