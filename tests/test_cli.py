@@ -39,7 +39,7 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     assert recipe.workload["spec"] == QUICK_SIM  # what `autotune verify` rebuilds it from
     # Rates only exist: how the tuned one compares with the defaults is the bench's claim.
     assert recipe.measured.samples_per_s > 0 and recipe.measured.baseline_samples_per_s > 0
-    assert recipe.measured.tuning_s <= 40 + 8  # budget, plus finishing the last burst
+    assert recipe.measured.model_extra["recorded"] == 1  # the recipe's rate, measured after the choice
     run_dir = next((tmp_path / "results" / "runs").iterdir())
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
                                                    "study.journal"}
@@ -62,7 +62,7 @@ def test_tune_a_file_factory_it_has_never_seen(tmp_path):
     recipe = json.loads(out.read_text())
     assert recipe["workload"]["name"] == "never-seen"
     assert recipe["transfer"]["channels_last"] in (True, False)
-    assert recipe["measured"]["tuning_s"] <= 10 + 8
+    assert recipe["measured"]["rate_from"] == "record"  # even a 10 s budget keeps room for it
 
 
 @pytest.mark.parametrize("args, message", [

@@ -10,6 +10,8 @@ from autotune.diagnosis import Context
 from autotune.recipe.model import RateSource
 from autotune.search.assemble import assemble, pick
 from autotune.search.budget import SAFETY, Budget
+from autotune.search.options import BurstOptions
+from autotune.search.phases import record
 from autotune.search.study import describe_study, open_study
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.search.trial_runner import keep_remeasurement, tell
@@ -86,12 +88,48 @@ def test_the_reserve_fits_two_re_measurements_and_the_record_burst_however_slow_
     budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=d))
                   for d in (6.0, 6.0, 9.0)])
     # 30% of the budget (18 s) fitted one re-measurement of bursts this slow: the floor is the two
-    # fastest and the record burst at the typical duration, plus the safety margin on the longest.
-    assert budget.confirm_reserve() == pytest.approx(3 * 6.0 + (SAFETY - 1) * 9.0)
-    clock.now += 60.0 - (SAFETY * 9.0 + 6.0)  # room for a slow burst and a typical one after it
-    assert budget.fits_another(then=1)
+    # fastest at the typical duration, the safety margin on the longest, and the record's reserve
+    # (a slow burst, with its margin).
+    assert budget.record_reserve() == pytest.approx(SAFETY * 9.0)
+    assert budget.confirm_reserve() == pytest.approx(2 * 6.0 + (SAFETY - 1) * 9.0 + SAFETY * 9.0)
+    clock.now += 60.0 - 2 * SAFETY * 9.0  # room for a slow re-measurement and the record after it
+    assert budget.fits_before_record()
     clock.now += 0.5
-    assert budget.fits_another() and not budget.fits_another(then=1)
+    assert budget.fits_another() and not budget.fits_before_record()
+
+
+class _Stop:
+    requested = False
+
+
+class _Runner:
+    """What record() reads of a trial runner: the stop signals, the budget, and run()."""
+
+    def __init__(self, budget: Budget):
+        self.stop, self.budget, self.ran = _Stop(), budget, []
+
+    def run(self, config, phase):
+        self.ran.append((config, phase))
+
+
+def test_the_record_burst_runs_whatever_the_budget_left_and_only_a_signal_skips_it():
+    clock = Clock()
+    budget = Budget(10.0, clock=clock)
+    budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=4.0))])
+    clock.now += 9.5  # the re-measurements ran into the reserve: the record still runs
+    runner = _Runner(budget)
+    record(runner, cfg(2))
+    assert runner.ran == [(cfg(2), Phase.RECORD)]
+    runner.stop.requested = True
+    record(runner, cfg(3))
+    assert runner.ran == [(cfg(2), Phase.RECORD)]
+
+
+def test_the_record_window_runs_to_its_longest():
+    options = BurstOptions()
+    assert options.settings(2.0).min_seconds == options.min_seconds < 2.0
+    full = options.settings(2.0, full_window=True)
+    assert full.min_seconds == full.max_seconds == 2.0
 
 
 def test_the_recipe_records_the_burst_measured_after_the_choice():

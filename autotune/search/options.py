@@ -41,10 +41,13 @@ class BurstOptions(BaseModel):
     def time_limit(self) -> float:
         return self.time_limit_s or HUNG_AFTER_WINDOWS * self.max_seconds + STARTUP_ALLOWANCE_S
 
-    def settings(self, max_seconds: float | None = None) -> BurstSettings:
-        return BurstSettings(min_steps=self.min_steps, min_seconds=self.min_seconds,
-                             max_seconds=min(self.max_seconds, max_seconds or self.max_seconds),
-                             warmup_steps=self.warmup_steps, time_limit_s=self.time_limit)
+    def settings(self, max_seconds: float | None = None, full_window: bool = False) -> BurstSettings:
+        """`full_window`: the window runs to its longest instead of ending once steady."""
+        longest = min(self.max_seconds, max_seconds or self.max_seconds)
+        return BurstSettings(min_steps=self.min_steps,
+                             min_seconds=longest if full_window else self.min_seconds,
+                             max_seconds=longest, warmup_steps=self.warmup_steps,
+                             time_limit_s=self.time_limit)
 
 
 class TuneOptions(BaseModel):

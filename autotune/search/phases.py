@@ -16,7 +16,7 @@ from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.search.choose import group, pick_best
-from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, RECORD_BURSTS, out_of_band,
+from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band,
                                      rounds, still_tied, to_confirm)
 from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
@@ -233,7 +233,7 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
     """Round-robin until each has `measurements`; False when time or a signal cut it short."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):
-        if not runner.budget.fits_another(then=RECORD_BURSTS):
+        if not runner.budget.fits_before_record():
             return False
         if any(t.config == config and t.measured and not t.ok for t in runner.trials):
             continue  # failed, pruned or rejected once: not a candidate any more
@@ -246,10 +246,11 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
 
 # -- record ---------------------------------------------------------------------------------
 def record(runner: TrialRunner, config: LoaderConfig) -> None:
-    """The chosen configuration measured once more, for the recipe's rate (choose.recorded_rate);
-    left out when the budget or a signal leaves no room (the recipe then records the
-    re-measurements' mean, and says so)."""
-    if runner.stop.requested or not runner.budget.fits_another():
+    """The chosen configuration measured once more, for the recipe's rate (choose.record_rates),
+    in the time the search and the re-measurements left for it (budget.record_reserve). Only a
+    signal leaves it out, or a burst that fails (the recipe then records the re-measurements'
+    mean, and says so)."""
+    if runner.stop.requested:
         return
     runner.run(config, Phase.RECORD)
 

@@ -84,8 +84,8 @@ class Bursts:
                             if self.device.type == "cuda" else None)
 
     def measure(self, config: LoaderConfig, max_seconds: float | None = None,
-                on_progress: ProgressHook | None = None) -> BurstResult:
-        settings = self.options.settings(max_seconds)
+                on_progress: ProgressHook | None = None, full_window: bool = False) -> BurstResult:
+        settings = self.options.settings(max_seconds, full_window)
         local = partial(run_burst, self.workload, config, self.device, settings,
                         usable_cpus=self.cpus, gpu_sampler=self.gpu_sampler, marks=self.marks,
                         on_progress=on_progress)
@@ -126,7 +126,7 @@ class TrialRunner:
         if reason is not None:
             return self._keep(trial, made(TrialStatus.SKIPPED, error=reason))
         try:
-            result = self._burst(config, trial)
+            result = self._burst(config, trial, phase)
         except StopRequested:
             return self._abandon(trial)
         except optuna.TrialPruned as exc:
@@ -146,11 +146,14 @@ class TrialRunner:
         return self._keep(trial, made(TrialStatus.OK, result=result,
                                       diagnosis=diagnose(result, self.context)))
 
-    def _burst(self, config: LoaderConfig, trial: optuna.Trial | None) -> BurstResult:
+    def _burst(self, config: LoaderConfig, trial: optuna.Trial | None, phase: Phase) -> BurstResult:
         window_cap = self.budget.window_cap(self.bursts.options.min_seconds)
+        # The record is the recipe's rate: its window runs to its longest, across the convoys of
+        # a deep pool and the tail of slow items, not only until its two halves first agree.
         with self.stop.interruptible():
             return self.bursts.measure(config, max_seconds=window_cap,
-                                       on_progress=self._prune_hook(trial, window_cap))
+                                       on_progress=self._prune_hook(trial, window_cap),
+                                       full_window=phase == Phase.RECORD)
 
     def _prune_hook(self, trial: optuna.Trial | None, window_cap: float) -> PruneHook | None:
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.

@@ -16,6 +16,7 @@ from autotune.workload.in_memory import MemSpec, in_memory_workload
 from autotune.workload.jpegs import PHOTOS_SIDES, demo_folder, photos_folder
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.simulated import SimSpec, SleepStep, simulated_workload
+from autotune.workload.text import TextSpec, text_workload
 
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -168,7 +169,14 @@ def mem(arg: str | None, opts: WorkloadOptions) -> Workload:
     return in_memory_workload(spec)
 
 
+def text(arg: str | None, opts: WorkloadOptions) -> Workload:
+    spec = TextSpec.parse(arg)
+    if opts.batch_size:
+        spec = replace(spec, batch=opts.batch_size)
+    return text_workload(spec)
+
+
 BUILTINS: dict[str, Callable[[str | None, WorkloadOptions], Workload]] = {
     "demo": demo, "photos": photos, "imagefolder": imagefolder, "fakedata": fakedata, "sim": sim,
-    "mem": mem,
+    "mem": mem, "text": text,
 }

@@ -13,7 +13,9 @@ Every parameter, in one place (SimSpec, `sim:key=value,...`):
   open_ms           storage latency paid once per process on its first item, as opening a
                     dataset's files is: a non-persistent pool pays it again every epoch;
   straggle_every,   one item in `straggle_every` waits `straggle_x` times its io_ms (a slow read);
-  straggle_x        0 (the default) turns stragglers off.
+  straggle_x        0 (the default) turns stragglers off;
+  collate_ms        CPU time of the collate_fn per batch, on top of stacking the items;
+  numpy             1: items are float32 numpy arrays, which the collate turns into tensors.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, default_collate
 
 from autotune.errors import WorkloadError
 from autotune.workload.accelerator import EmulatedAccelerator
@@ -67,7 +70,7 @@ def burn_cpu(seconds: float) -> None:
 class SimulatedDataset(Dataset):
     def __init__(self, length: int, item_cpu_ms: float, item_io_ms: float,
                  item_shape: tuple[int, ...], num_classes: int = 10, *, open_ms: float = 0.0,
-                 straggle_every: int = 0, straggle_x: float = 1.0):
+                 straggle_every: int = 0, straggle_x: float = 1.0, numpy: bool = False):
         self.length = length
         self.item_cpu_s = item_cpu_ms / 1000
         self.item_io_s = item_io_ms / 1000
@@ -76,6 +79,7 @@ class SimulatedDataset(Dataset):
         self.open_s = open_ms / 1000
         self.straggle_every = straggle_every
         self.straggle_x = straggle_x
+        self.numpy = numpy
         self._opened_in: int | None = None  # the process that paid open_s (forked workers have not)
 
     def _open(self) -> None:
@@ -98,7 +102,21 @@ class SimulatedDataset(Dataset):
             time.sleep(self.io_seconds(index))
         if self.item_cpu_s:
             burn_cpu(self.item_cpu_s)
+        if self.numpy:
+            return np.full(self.item_shape, float(index % 7), dtype=np.float32), index % self.num_classes
         return torch.full(self.item_shape, float(index % 7)), index % self.num_classes
+
+
+class BusyCollate:
+    """torch's default collate after `seconds` of CPU per batch: a collate_fn that does real
+    work (padding, masking, mixing). Module-level, so that it pickles for spawned workers."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __call__(self, items: list[Any]) -> Any:
+        burn_cpu(self.seconds)
+        return default_collate(items)
 
 
 class SleepStep(EmulatedAccelerator):
@@ -131,11 +149,13 @@ class SimSpec:
     open_ms: float = 0.0
     straggle_every: int = 0
     straggle_x: float = 1.0
+    collate_ms: float = 0.0
+    numpy: bool = False
 
     @classmethod
     def parse(cls, text: str | None) -> "SimSpec":
         """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096,open_ms=0,
-        straggle_every=0,straggle_x=1' (any subset)."""
+        straggle_every=0,straggle_x=1,collate_ms=0,numpy=0' (any subset)."""
         spec = parse_params(cls, text, "sim")
         # length and batch are the Workload's to check, with the message every workload gets.
         if spec.straggle_every < 0 or spec.straggle_x < 1:
@@ -146,7 +166,7 @@ class SimSpec:
     def extras(self) -> dict[str, float]:
         """The epoch and storage parameters away from their defaults, for the name and details."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name in ("open_ms", "straggle_every", "straggle_x")
+                if f.name in ("open_ms", "straggle_every", "straggle_x", "collate_ms", "numpy")
                 and getattr(self, f.name) != f.default}
 
     def expected_samples_per_s(self, workers_cpus: float) -> float:
@@ -160,7 +180,7 @@ class SimSpec:
 def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
     dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape,
                                open_ms=spec.open_ms, straggle_every=spec.straggle_every,
-                               straggle_x=spec.straggle_x)
+                               straggle_x=spec.straggle_x, numpy=spec.numpy)
     label = name or (f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
                      f"batch={spec.batch})")
     if spec.host_ms:
@@ -169,6 +189,7 @@ def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
         label = label[:-1] + f",{key}={value:g})"
     return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
                     name=label, device=torch.device("cpu"),
+                    collate_fn=BusyCollate(spec.collate_ms / 1000) if spec.collate_ms else None,
                     details={"simulated": {"cpu_ms": spec.cpu_ms, "io_ms": spec.io_ms,
                                            "step_ms": spec.step_ms, "host_ms": spec.host_ms,
                                            "shape": list(spec.shape), **spec.extras()}})
