@@ -380,3 +380,30 @@ def test_the_worker_range_stops_at_max_workers_and_where_memory_runs_out():
     Loop(fetch_s=0.280, cpu_share=0.01).run(tight)
     assert tight.range.top == 10 and tight.best.config.num_workers == 10
     assert range_fields(tight)["worker_range_stop"] == "11 workers need ~9000 MiB"
+
+
+def test_each_configuration_reads_its_ram_once_for_the_cost_order():
+    reads = []
+
+    def ram() -> float:
+        reads.append(1)
+        return 1000.0 + 100.0 * len(reads)  # every later configuration holds more
+
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(), ram=ram)
+    Loop(fetch_s=0.04, cpu_share=0.05, step_s=0.02).run(climb)
+    measured = [m for m in climb.measured.values() if m.n]
+    assert measured and all(m.ram_mib is not None for m in measured)
+    assert len(reads) == len(measured)  # once each, not every window
+
+
+def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
+    from autotune.online.climb_types import Verdict
+    from autotune.online.measurement import Measurement
+
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True))
+    lean_pinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True), ram_mib=900.0)
+    fat_unpinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=2000.0)
+    climb.best = lean_pinned
+    assert not climb._adopt(fat_unpinned, Verdict.TIED)  # more RAM outranks no pinning
+    lean_unpinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=900.0)
+    assert climb._adopt(lean_unpinned, Verdict.TIED) and climb.best is lean_unpinned

@@ -5,6 +5,7 @@ exhaustive grid's best from step 0, the ideal no tuner can beat."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 import torch
@@ -14,8 +15,8 @@ from autotune.bench.online_figures import StepTimes, Way, order
 from autotune.bench.online_grid import GridFile, Ideal, file_best, ideal_config, read_grid_file
 from autotune.bench.online_loop import train
 from autotune.bench.online_model import OnlineReport, OnlineRow
-from autotune.bench.online_ranks import ORDERS as RANK_ORDERS
-from autotune.bench.online_ranks import ideal_for_ranks, train_ranks
+from autotune.bench.accuracy import parse_config
+from autotune.bench.online_ranks import ideal_for_ranks, rank_candidates, train_ranks
 from autotune.bench.online_row import online_round, online_row, tuner_round
 from autotune.bench.options import ONLINE_STEPS, OnlineBenchOptions
 from autotune.bench.provenance import git_commit
@@ -95,29 +96,30 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
 
 def ranks_workload(bw: BenchWorkload, opts: OnlineBenchOptions, single: Ideal, device: torch.device,
                    log: Log) -> OnlineRow:
-    """The workload as `opts.ranks` DDP ranks (online_ranks.py): (b) and the per-rank (c)."""
-    config, how = ideal_for_ranks(bw.spec, str(device), opts.ranks, single.config, log)
-    ideal = Ideal(config, f"{how}; the single-process grid's best {single.config.label()} from"
-                          f" {single.source}")
-    log(f"[{bw.key}] ideal (c) per rank: {config.label()}, {how}")
-    online = online_options(opts, device)
-    rounds = []
+    """The workload as `opts.ranks` DDP ranks (online_ranks.py): (b), then the per-rank (c) among
+    candidates that include (b)'s choice, in every round."""
+    online, transfer = online_options(opts, device), single.config.transfer_kwargs()
+    rounds, sources = [], []
     for r in range(opts.rounds):
-        times: dict[Way, StepTimes] = {}
-        for way in RANK_ORDERS[r % len(RANK_ORDERS)]:
-            done = train_ranks(bw.spec, str(device), opts.ranks, opts.steps,
-                               None if way is Way.ONLINE else config, online, config.transfer_kwargs())
-            times[way] = done.times
-            if way is Way.ONLINE:
-                b = done
-            log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way}: {opts.steps} steps x {opts.ranks}"
-                f" ranks in {done.times.span(0, opts.steps):.1f}s; chose {done.chosen}")
+        b = train_ranks(bw.spec, str(device), opts.ranks, opts.steps, None, online, transfer)
+        log(f"[{bw.key}] round {r + 1}/{opts.rounds} (b): {opts.steps} steps x {opts.ranks} ranks"
+            f" in {b.times.span(0, opts.steps):.1f}s; the ranks run {b.chosen}")
         state = b.state or {}
-        rounds.append(tuner_round(RANK_ORDERS[r % len(RANK_ORDERS)], times,
+        chosen = [parse_config(c) for c in (state.get("chosen"),) if c]
+        candidates = list(dict.fromkeys([*rank_candidates(single.config, opts.ranks),
+                                         *(replace(c, **transfer) for c in chosen)]))
+        config, how = ideal_for_ranks(bw.spec, str(device), opts.ranks, candidates, log)
+        sources.append(how)
+        c = train_ranks(bw.spec, str(device), opts.ranks, opts.steps, config, online, transfer)
+        log(f"[{bw.key}] round {r + 1}/{opts.rounds} (c) {config.label()}: {opts.steps} steps x"
+            f" {opts.ranks} ranks in {c.times.span(0, opts.steps):.1f}s")
+        rounds.append(tuner_round((Way.ONLINE, Way.IDEAL), {Way.ONLINE: b.times, Way.IDEAL: c.times},
                                   state.get("exploration_ended_at"), state.get("exploration_cost_s", 0.0),
                                   state.get("stop_reason"), state.get("chosen"), b.chosen))
         log(f"[{bw.key}] round {r + 1}: (b)/(c) {rounds[-1].whole:.3f} whole, after tuning"
             f" {'n/a' if rounds[-1].after is None else f'{rounds[-1].after:.3f}'}")
+    ideal = Ideal(config, f"{'; '.join(sources)}; the single-process grid's best"
+                          f" {single.config.label()} from {single.source}")
     return online_row(bw, ideal, rounds)
 
 

@@ -241,18 +241,19 @@ def _online_options(options: dict[str, object]) -> str:
 
 def _ranks_method(report: OnlineReport) -> str:
     return (f"Each workload's training runs {report.steps} steps per rank as {report.ranks} DDP"
-            f" ranks on this node, two ways, in {report.rounds} round(s), the order alternating by"
-            " round: (b) autotune.DataLoader in every rank, starting from PyTorch's defaults and"
-            f" tuning online ({_online_options(report.online)}), the ranks exploring in lockstep;"
-            " (c) the best per-rank configuration from step 0: the fastest, over a short"
-            f" {report.ranks}-rank training each, of the single-process grid's best and the same"
-            " with its workers divided among the ranks, each with and without persistent workers."
-            " Each rank: the plain training loop of"
-            " autotune.verify.steady over a DistributedSampler, the step followed by an all-reduce"
-            " (gloo on the CPU) as DDP's; a way's time at a step is the slowest rank's. (a) is not"
-            " run. *whole run*, *after tuning*, *exploration cost* and *exploration steps* as in"
-            " the single-process bench (rank 0's exploration). *(b) chose*: rank 0's choice, and"
-            " whether every rank ended on it.")
+            f" ranks on this node, two ways, in {report.rounds} round(s): first (b)"
+            " autotune.DataLoader in every rank, starting from PyTorch's defaults and tuning"
+            f" online ({_online_options(report.online)}), the ranks exploring in lockstep; then"
+            " (c) the best per-rank configuration run from step 0: the fastest, over steps 50-300"
+            f" of a {report.ranks}-rank training each, of the single-process grid's best, the"
+            " same with its workers divided among the ranks, each with and without persistent"
+            " workers, and (b)'s choice (so that (c) is never a point (b) found faster). Each"
+            " rank: the plain training loop of autotune.verify.steady over a DistributedSampler,"
+            " the step followed by an all-reduce (gloo on the CPU) as DDP's; a way's time at a"
+            " step is the slowest rank's. (a) is not run. *whole run*, *after tuning*,"
+            " *exploration cost* and *exploration steps* as in the single-process bench (rank"
+            " 0's exploration). *(b) chose*: rank 0's choice, and whether every rank ran it at"
+            " the last step.")
 
 
 def online_markdown(report: OnlineReport) -> str:
