@@ -40,6 +40,8 @@ def test_two_ways_give_the_figures_and_no_defaults_ratio():
 
 def test_ranks_name_their_own_results_and_need_online():
     assert OnlineBenchOptions().stem == "online" and OnlineBenchOptions(ranks=2).stem == "online-ranks2"
+    # a committed run trains the single-process run's samples, shared among the ranks
+    assert (OnlineBenchOptions().min_steps, OnlineBenchOptions(ranks=2).min_steps) == (3000, 1500)
     out = CliRunner().invoke(app, ["bench", "--ranks", "2"])
     assert out.exit_code == 2 and "--ranks 2 applies to --online only" in out.output
     out = CliRunner().invoke(app, ["bench", "--online", "--ranks", "0", "--workloads", "cpu-heavy"])

@@ -18,7 +18,7 @@ from autotune.bench.online_model import OnlineReport, OnlineRow
 from autotune.bench.accuracy import parse_config
 from autotune.bench.online_ranks import ideal_for_ranks, rank_candidates, train_ranks
 from autotune.bench.online_row import online_round, online_row, tuner_round
-from autotune.bench.options import ONLINE_STEPS, OnlineBenchOptions
+from autotune.bench.options import OnlineBenchOptions
 from autotune.bench.provenance import git_commit
 from autotune.bench.workloads import BenchWorkload, select
 from autotune.online.loader import DataLoader
@@ -128,8 +128,8 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
     grid_file = read_grid_file(opts.grid_from)
     if grid_file is None:
         log(f"{opts.grid_from}: no such file; each workload's grid is run here")
-    if opts.steps < ONLINE_STEPS:
-        log(f"{opts.steps} steps per training: below the {ONLINE_STEPS} a committed run needs")
+    if opts.steps < opts.min_steps:
+        log(f"{opts.steps} steps per training: below the {opts.min_steps} a committed run needs")
     device = resolve_device(opts.device)
     chosen = select(opts.workloads, quick=False)
     for bw in chosen:  # a workload without its ideal fails now, not after the others' trainings
@@ -137,6 +137,6 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
     rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
     return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device),
                         steps=opts.steps, ranks=opts.ranks,
-                        min_steps=ONLINE_STEPS, rounds=opts.rounds, grid_from=str(opts.grid_from),
+                        min_steps=opts.min_steps, rounds=opts.rounds, grid_from=str(opts.grid_from),
                         online=online_options(opts, device).model_dump(mode="json"),
                         total_s=round(time.perf_counter() - t0, 1), rows=rows)

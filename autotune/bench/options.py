@@ -119,6 +119,12 @@ class OnlineBenchOptions(BaseModel):
     out_dir: Path = Path("results/bench")
 
     @property
+    def min_steps(self) -> int:
+        """The least steps per training of a committed run: the single-process run's samples,
+        shared among the ranks (each takes 1/ranks of every epoch)."""
+        return -(-ONLINE_STEPS // self.ranks)
+
+    @property
     def stem(self) -> str:
         """File name of the results: a run of several ranks does not overwrite the single one."""
         return "online" if self.ranks == 1 else f"online-ranks{self.ranks}"
