@@ -68,3 +68,31 @@ def test_two_nccl_ranks_train_the_online_loader_in_lockstep():
     spec = "sim:cpu_ms=0.2,io_ms=2,step_ms=2,batch=8,length=640"
     done = train_ranks(spec, "cuda", 2, 200, None, OnlineOptions(results_dir=None, cuda=True), {})
     assert done.times.steps == 200 and done.chosen[0] == done.chosen[1]
+
+
+class _NoGroup(Exception):
+    pass
+
+
+def _no_group(*args, **kwargs):
+    raise _NoGroup
+
+
+def _start_method_in_a_rank(rank: int, out: str) -> None:
+    """A rank's set-up up to its process group, then the start method its loaders would use."""
+    import multiprocessing
+
+    from autotune.bench import online_ranks
+
+    online_ranks.dist.init_process_group = _no_group  # this spawned process only
+    with pytest.raises(_NoGroup):
+        online_ranks._rank_main(rank, online_ranks.RankRun("sim:", "cpu", 1, 1, 0, out, None, {}, {}))
+    with open(f"{out}/method", "w") as f:
+        f.write(str(multiprocessing.get_start_method(allow_none=True)))
+
+
+@pytest.mark.slow
+def test_a_ranks_loader_workers_start_as_torchruns_do_not_by_spawn(tmp_path):
+    torch.multiprocessing.start_processes(_start_method_in_a_rank, args=(str(tmp_path),), nprocs=1,
+                                          start_method="spawn")
+    assert (tmp_path / "method").read_text() != "spawn"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import socket
 import tempfile
@@ -95,6 +96,10 @@ class _AllReduced:
 def _rank_main(rank: int, run: RankRun) -> None:
     from autotune.bench.online_loop import train  # in the spawned process
 
+    # A spawned process inherits the spawn start method, and its loader's workers would each
+    # import torch again (seconds a pool): a rank starts its workers as torchrun's do, with the
+    # platform's default (fork on Linux).
+    multiprocessing.set_start_method(None, force=True)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(run.port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(run.ranks),
                       LOCAL_WORLD_SIZE=str(run.ranks))
