@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autotune.burst.runner import BurstSettings
+from autotune.telemetry.host import is_mp_helper
 
 # Short bursts keep the suite quick; figures are checked as bounds, never as exact timings.
 QUICK = BurstSettings(min_steps=6, min_seconds=0.3, max_seconds=2.0, warmup_steps=1)
@@ -33,21 +34,9 @@ def _fresh_loader_registry():
     registry.reset()
 
 
-# Started by Python's multiprocessing the first time a test spawns processes (the rank tests do),
-# they live until the session ends: not workers a test left behind.
-SESSION_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
-
-
-def _session_helper(proc: psutil.Process) -> bool:
-    try:
-        return any(helper in " ".join(proc.cmdline()) for helper in SESSION_HELPERS)
-    except psutil.Error:
-        return False
-
-
 def children() -> list[psutil.Process]:
     return [p for p in psutil.Process(os.getpid()).children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE and not _session_helper(p)]
+            and p.status() != psutil.STATUS_ZOMBIE and not is_mp_helper(p)]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,9 +1,13 @@
+import subprocess
+import sys
+
 import pytest
 
 from autotune.burst import runner
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.space.config import LoaderConfig
 from autotune.telemetry import phases
+from autotune.telemetry.host import HostSampler
 from autotune.workload import accelerator, simulated
 from autotune.workload.simulated import SimSpec, simulated_workload
 
@@ -69,6 +73,22 @@ def test_workers_are_released_after_bursts(cpu, quick_burst):
         result = run_burst(workload, config, cpu, quick_burst, usable_cpus=2)
         assert result.host.peak_workers == config.num_workers
         assert children() == []
+
+
+def test_multiprocessing_helpers_are_not_counted_as_workers():
+    # A resource tracker, started by the first spawn of the process (a rank group), outlives it:
+    # counted, it made a 2-worker burst report 3 workers and split memory over the wrong count.
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    helper = subprocess.Popen(sleep + ["from multiprocessing.resource_tracker import main"])
+    worker = subprocess.Popen(sleep)
+    try:
+        sampler = HostSampler(usable_cpus=2)
+        sampler.sample()
+        assert sampler.peak_workers == 1
+    finally:
+        for proc in (helper, worker):
+            proc.kill()
+            proc.wait()
 
 
 def test_memory_figures_are_measured(cpu, quick_burst):

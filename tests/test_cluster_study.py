@@ -166,7 +166,7 @@ def _stuck_tuner(max_trials: int | None, monkeypatch) -> Tuner:
                                         max_workers=1, device="cpu", ram_budget_mib=1e6))
     tuner.study.sampler = StuckSampler(tuner.space.params(cfg(1)))
     rates = iter(range(100, 10_000, 10))
-    tuner.bursts.measure = lambda config, max_seconds=None, on_progress=None: burst(config, next(rates))
+    tuner.bursts.measure = lambda config, max_seconds=None, on_progress=None, full_window=False: burst(config, next(rates))
     return tuner
 
 

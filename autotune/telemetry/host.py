@@ -12,6 +12,18 @@ from autotune.telemetry.sampler import PeriodicSampler
 
 MIB = 1024 * 1024
 
+# Started by Python's multiprocessing the first time a process spawns (torch.multiprocessing,
+# a rank group), they live until it exits: not the pipeline's workers, so neither counted nor
+# summed into its CPU and memory.
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def is_mp_helper(proc: psutil.Process) -> bool:
+    try:
+        return any(helper in " ".join(proc.cmdline()) for helper in MP_HELPERS)
+    except psutil.Error:
+        return False
+
 
 @dataclass(frozen=True)
 class HostStats:
@@ -45,12 +57,19 @@ class HostSampler(PeriodicSampler):
         self._t0 = self._t1 = 0.0
         self._system_start: tuple[float, float] | None = None
         self._count = 0
+        self._helper: dict[int, bool] = {}  # pid -> is_mp_helper, read once: cmdline is a syscall
+
+    def _counted(self, proc: psutil.Process) -> bool:
+        if proc.pid not in self._helper:
+            self._helper[proc.pid] = is_mp_helper(proc)
+        return not self._helper[proc.pid]
 
     def sample(self) -> None:
         full = self._count % self.PSS_EVERY == 0 or self._stop.is_set()  # set: the final sample
         self._count += 1
         try:
-            procs = [self.process] + self.process.children(recursive=True)
+            procs = [self.process] + [p for p in self.process.children(recursive=True)
+                                      if self._counted(p)]
         except psutil.Error:
             return
         rss = pss = 0
@@ -58,6 +77,8 @@ class HostSampler(PeriodicSampler):
         for proc in procs:
             try:
                 with proc.oneshot():
+                    if proc.status() == psutil.STATUS_ZOMBIE:
+                        continue  # exited, not yet reaped: no longer a worker
                     times = proc.cpu_times()
                     rss_i, pss_i = rss_pss(proc) if full else (proc.memory_info().rss, 0)
             except psutil.Error:
