@@ -38,6 +38,13 @@ class Items(Dataset):
         return x, (x.sum() > 0).long()
 
 
+def _say(rank: int, config: str) -> None:
+    # One write of the whole line: the ranks share the launcher's pipe, and print()'s separate
+    # write of the newline let two ranks' lines run into one ("RANK 1 CONFIG ...RANK 0 CONFIG").
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), f"RANK {rank} CONFIG {config}\n".encode())
+
+
 def _config(loader) -> str:
     return (f"w{loader.num_workers} pf{loader.prefetch_factor} persist{loader.persistent_workers}"
             f" pin{loader.pin_memory}")
@@ -57,7 +64,7 @@ def train(rank: int, world: int, items: int, epochs: int, device: str = "cpu") -
             nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
             time.sleep(STEP_S)
-    print(f"RANK {rank} CONFIG {_config(loader)}", flush=True)
+    _say(rank, _config(loader))
 
 
 def spawned(rank: int, world: int, items: int, epochs: int) -> None:
@@ -88,7 +95,7 @@ def lightning(items: int, epochs: int) -> None:
     loader = DataLoader(Items(items), batch_size=8, shuffle=True)
     trainer.fit(Module(), loader)
     used = trainer.train_dataloader  # Lightning's re-created loader, with its DistributedSampler
-    print(f"RANK {trainer.global_rank} CONFIG {_config(used)}", flush=True)
+    _say(trainer.global_rank, _config(used))
 
 
 def main() -> None:
