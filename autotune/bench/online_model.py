@@ -46,6 +46,9 @@ class OnlineRow(_Strict):
     after: float | None  # the worst round's among those where (b) ended exploring
     vs_defaults: float | None  # the worst round's
     targets: dict[str, bool | None]
+    # A short run's own length, known to (b) (its ideal: the best hand-set configuration over
+    # it); None: the report's steps.
+    steps: int | None = None
 
 
 class OnlineReport(Recorded):

@@ -33,7 +33,8 @@ def tuner_round(order: tuple[Way, ...], times: dict[Way, StepTimes], explored: i
         vs_defaults=_round(figures.vs_defaults, 4), rank_choices=rank_choices)
 
 
-def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound]) -> OnlineRow:
+def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound],
+               steps: int | None = None) -> OnlineRow:
     afters = [r.after for r in rounds if r.after is not None]
     whole = min(r.whole for r in rounds)
     after = min(afters) if afters else None
@@ -42,4 +43,4 @@ def online_row(bw: BenchWorkload, ideal: Ideal, rounds: list[OnlineRound]) -> On
                      whole=whole, after=after,
                      vs_defaults=min((r.vs_defaults for r in rounds if r.vs_defaults is not None),
                                      default=None),
-                     targets=online_targets(whole, after))
+                     targets=online_targets(whole, after), steps=steps)

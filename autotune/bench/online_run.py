@@ -16,11 +16,14 @@ from autotune.bench.online_grid import GridFile, Ideal, file_best, ideal_config,
 from autotune.bench.online_loop import train
 from autotune.bench.online_model import OnlineReport, OnlineRow
 from autotune.bench.accuracy import parse_config
+from autotune.bench.online_short import hand_set_best
 from autotune.bench.online_ranks import ideal_for_ranks, rank_candidates, train_ranks
 from autotune.bench.online_row import online_round, online_row, tuner_round
 from autotune.bench.options import OnlineBenchOptions
 from autotune.bench.provenance import git_commit
 from autotune.bench.workloads import BenchWorkload, select
+from autotune.errors import OptionsError
+from autotune.online import registry
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
 from autotune.online.session import TunerState
@@ -33,16 +36,20 @@ from autotune.workload.spec import load_workload
 Log = Callable[[str], None]
 
 
-def online_options(opts: OnlineBenchOptions, device: torch.device) -> OnlineOptions:
-    """(b)'s options: the defaults, nothing written, pin_memory tuned where the device is CUDA."""
-    given: dict[str, Any] = {"results_dir": None, "cuda": device.type == "cuda"}
+def online_options(opts: OnlineBenchOptions, device: torch.device,
+                   total_steps: int | None = None) -> OnlineOptions:
+    """(b)'s options: the defaults, nothing written, pin_memory tuned where the device is CUDA;
+    the training's length where the workload's script would know it (a short run)."""
+    given: dict[str, Any] = {"results_dir": None, "cuda": device.type == "cuda",
+                             "total_steps": total_steps}
     if opts.max_workers is not None:
         given["max_workers"] = opts.max_workers
     return OnlineOptions(**given)
 
 
 def train_way(way: Way, workload: Workload, device: torch.device, ideal: Ideal,
-              opts: OnlineBenchOptions, what: str) -> tuple[StepTimes, TunerState | None]:
+              opts: OnlineBenchOptions, what: str, total_steps: int | None = None
+              ) -> tuple[StepTimes, TunerState | None]:
     """One way's training; for (b), its tuner's state after the last step. The three ways differ
     in the loader alone: the training loop's own transfer knobs (non_blocking, channels_last,
     the side stream), which no DataLoader can set, are the ideal's in all three. Otherwise (b)
@@ -50,14 +57,18 @@ def train_way(way: Way, workload: Workload, device: torch.device, ideal: Ideal,
     of the grid's best `w8 pf4 cl`, which `w1 pf2 cl` had matched side by side (292 against 279
     samples/s in the offline bench)."""
     transfer = ideal.config.transfer_kwargs()
+    steps = total_steps or opts.steps
     if way is Way.ONLINE:
+        # Each (b) is a fresh training, as in its own process: without this, round 2 reused
+        # round 1's choice (a re-created loader's, registry.py) after 0 steps of exploring.
+        registry.reset()
+        online = online_options(opts, device, total_steps)
         times, loader = train(workload, lambda: DataLoader(**workload.loader_arguments(),
-                                                           online=online_options(opts, device)),
-                              device, transfer, opts.steps, what)
+                                                           online=online),
+                              device, transfer, steps, what)
         return times, loader.tuner_state
     config = ideal.config if way is Way.IDEAL else PYTORCH_DEFAULTS
-    times, _ = train(workload, lambda: workload.make_loader(config), device, transfer, opts.steps,
-                     what)
+    times, _ = train(workload, lambda: workload.make_loader(config), device, transfer, steps, what)
     return times, None
 
 
@@ -65,8 +76,10 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
                     log: Log) -> OnlineRow:
     workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
     device = workload.device or resolve_device(opts.device)
-    ideal = ideal_config(bw, workload, device, grid_file, opts.grid_from, run_grid=opts.run_grid,
-                         max_workers=opts.max_workers, log=log)
+    steps = bw.online_steps or opts.steps
+    ideal = (hand_set_best(bw.key, workload, device, steps, log) if bw.online_steps else
+             ideal_config(bw, workload, device, grid_file, opts.grid_from, run_grid=opts.run_grid,
+                          max_workers=opts.max_workers, log=log))
     if opts.ranks > 1:
         del workload  # each rank loads its own
         return ranks_workload(bw, opts, ideal, device, log)
@@ -79,11 +92,11 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
             label = {Way.DEFAULTS: PYTORCH_DEFAULTS.label(), Way.ONLINE: "autotune.DataLoader",
                      Way.IDEAL: ideal.config.label()}[way]
             what = f"{bw.key} {way} training ({label})"
-            times[way], state = train_way(way, workload, device, ideal, opts, what)
+            times[way], state = train_way(way, workload, device, ideal, opts, what, bw.online_steps)
             if state is not None:
                 tuner = state
-            log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way} ({label}): {opts.steps} steps in"
-                f" {times[way].span(0, opts.steps):.1f}s")
+            log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way} ({label}): {steps} steps in"
+                f" {times[way].span(0, steps):.1f}s")
         assert tuner is not None  # (b) runs in every round
         done = online_round(order(r), times, tuner)
         log(f"[{bw.key}] round {r + 1}: (b) chose {done.chosen or 'nothing yet'} after"
@@ -91,7 +104,7 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
             f" (b)/(c) {done.whole:.3f} whole, after tuning"
             f" {'n/a' if done.after is None else f'{done.after:.3f}'}")
         rounds.append(done)
-    return online_row(bw, ideal, rounds)
+    return online_row(bw, ideal, rounds, steps if bw.online_steps else None)
 
 
 def ranks_workload(bw: BenchWorkload, opts: OnlineBenchOptions, single: Ideal, device: torch.device,
@@ -131,9 +144,14 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
     if opts.steps < opts.min_steps:
         log(f"{opts.steps} steps per training: below the {opts.min_steps} a committed run needs")
     device = resolve_device(opts.device)
-    chosen = select(opts.workloads, quick=False)
+    chosen = select(opts.workloads, quick=False, online=True)
+    if opts.ranks > 1 and any(bw.online_steps for bw in chosen):
+        raise OptionsError("bench --online --ranks does not run the short-run workloads"
+                           f" ({', '.join(bw.key for bw in chosen if bw.online_steps)}): name"
+                           " others with --workloads")
     for bw in chosen:  # a workload without its ideal fails now, not after the others' trainings
-        file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
+        if not bw.online_steps:
+            file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
     rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
     return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device),
                         steps=opts.steps, ranks=opts.ranks,

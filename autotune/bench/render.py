@@ -256,6 +256,16 @@ def _ranks_method(report: OnlineReport) -> str:
             " the last step.")
 
 
+def _short_runs(report: OnlineReport) -> list[str]:
+    short = [r for r in report.rows if r.steps is not None]
+    if not short:
+        return []
+    return [f"Short runs ({', '.join(f'{r.key}: {r.steps} steps' for r in short)}): each way runs"
+            " that many steps in all, and (b) is told so (total_steps), as a script that knows"
+            " its epochs tells it. Their (c) is the best hand-set configuration: the fastest of a"
+            " sweep, each run over the same steps.", ""]
+
+
 def online_markdown(report: OnlineReport) -> str:
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
@@ -282,6 +292,7 @@ def online_markdown(report: OnlineReport) -> str:
         " time over (b)'s. Ratios: the worst round's, then each round's where there are"
         " several.", "",
         f"Ideal (c) configurations from: {sources}.", "",
+        *_short_runs(report),
         online_targets(report),
     ]
     return "\n".join(parts) + "\n"

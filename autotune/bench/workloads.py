@@ -37,6 +37,10 @@ waits 60 ms), large-numpy (300 KiB numpy items), tiny-epochs (30-step epochs, 0.
 open), collate-heavy (the work in the collate_fn; held out) and tokenizer (pure-Python
 tokenizing with a padding collate).
 
+Issue #25 also added short-run, for `bench --online` only: a 160-step training (the shape of
+PyTorch's Data Loading Optimization tutorial) whose length the tuner is told, judged against the
+fastest hand-set configuration over the same 160 steps.
+
 Issue #12 added two, for what a burst alone cannot see:
   short-epochs      each worker pays 2 s to open its files on first use and an epoch is 300 steps:
                     without persistent_workers every epoch pays the start-up again;
@@ -78,6 +82,10 @@ class BenchWorkload:
     # Worker counts the grid measures where the tuner's starting range (4 x CPUs) is not enough
     # (or too many to measure each); empty: every count of that range.
     grid_workers: tuple[int, ...] = ()
+    # A short run (`bench --online` only): the training's whole length, told to the tuner as a
+    # script that knows its epochs tells it; its ideal is the best hand-set configuration over
+    # that run (online_short.py).
+    online_steps: int | None = None
 
     def held_off(self, device_type: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.grid_off + (self.grid_off_on_cpu if device_type == "cpu" else ())))
@@ -143,6 +151,12 @@ BENCH_WORKLOADS = (
     BenchWorkload("tokenizer", "text:words=120,batch=32,step_ms=10",
                   "pure-Python tokenizing of generated sentences, padded to the batch's longest:"
                   " GIL-bound work that only workers run in parallel"),
+    # Issue #25's short run: the shape of PyTorch's "Data Loading Optimization" tutorial (512
+    # items of 5 ms, batches of 32, 10 epochs: 160 steps), a 40 ms step.
+    BenchWorkload("short-run", "sim:cpu_ms=0,io_ms=5,step_ms=40,batch=32,length=512",
+                  "a 160-step training (10 epochs of 16 batches of 5 ms items, a 40 ms step) whose"
+                  " length the tuner is told: exploring must pay for itself within the run",
+                  online_steps=160),
     BenchWorkload("mixed", "sim:cpu_ms=1.5,io_ms=3,step_ms=25,batch=32",
                   "CPU and storage cost mixed; held out in the first full run", default=False,
                   grid_off=LAYOUT_BLIND),
@@ -174,8 +188,10 @@ def check_keys(keys: list[str]) -> list[str]:
     return keys
 
 
-def select(keys: list[str] | None, quick: bool) -> list[BenchWorkload]:
+def select(keys: list[str] | None, quick: bool, online: bool = False) -> list[BenchWorkload]:
+    """The workloads named, else the default (or quick) set; short runs only online."""
     if keys:
         check_keys(keys)
         return [w for k in keys for w in BENCH_WORKLOADS if w.key == k]
-    return [w for w in BENCH_WORKLOADS if (w.quick if quick else w.default)]
+    return [w for w in BENCH_WORKLOADS if (w.quick if quick else w.default)
+            and (online or w.online_steps is None)]

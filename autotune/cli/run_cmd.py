@@ -71,12 +71,18 @@ def run(
     max_explore_share: Optional[float] = typer.Option(
         None, "--max-explore-share", help="the most time exploring may lose against the best so"
         " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)"),
+    epochs: Optional[int] = typer.Option(
+        None, "--epochs", help="the epochs the script trains for, where known: exploring then"
+        " stops once the steps left cannot repay it (short runs)"),
+    total_steps: Optional[int] = typer.Option(
+        None, "--total-steps", help="the training steps the script runs (its max_steps), instead"
+        " of --epochs"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""
     # Unset flags are left out, so that what $AUTOTUNE_ONLINE already says is kept.
     given = {"results_dir": results, "fixed": tuple(fix) if fix else None,
-             "max_explore_share": max_explore_share}
+             "max_explore_share": max_explore_share, "epochs": epochs, "total_steps": total_steps}
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
     check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it

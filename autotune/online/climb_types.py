@@ -33,6 +33,7 @@ class StopReason(StrEnum):
     NOTHING = "nothing to tune"
     FAILED = "a configuration failed"
     INCOMPLETE = "exploration incomplete"
+    RUN_END = "the steps left cannot repay more exploring"
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,34 @@ class ClimbSettings:
     warmup_steps: int = 5
     min_windows: int = 2
     max_windows: int = 6
+    # The training's length in steps, where the script gave it (OnlineOptions.total_steps/epochs).
+    total_steps: int | None = None
 
     @property
     def horizon_steps(self) -> int:
-        """The steps exploring may span (whole epochs) and its bound is a share of."""
-        return max(self.epoch_steps or 0, self.min_horizon_steps)
+        """The steps exploring may span (whole epochs) and its bound is a share of: never more
+        than the training itself."""
+        horizon = max(self.epoch_steps or 0, self.min_horizon_steps)
+        return horizon if self.total_steps is None else min(horizon, self.total_steps)
+
+    @property
+    def warmup(self) -> int:
+        """The run's first steps, never measured: at most 1% of a known run. A 160-step run
+        would otherwise spend 5 of its steps, at the script's (often the slowest) configuration,
+        on measuring nothing."""
+        if self.total_steps is None:
+            return self.warmup_steps
+        return min(self.warmup_steps, max(1, self.total_steps // 100))
+
+    @property
+    def least_window(self) -> int:
+        """A window's least steps before the convoy rule (policy._window) and `window_s`: at most
+        1% of a known run. At num_workers=0 (no convoy) a 200 ms step is a window: the script's
+        start is often the slowest configuration, and a 160-step run's 8-step window there cost
+        a tenth of the run."""
+        if self.total_steps is None:
+            return self.window_steps
+        return max(1, min(self.window_steps, self.total_steps // 100))
 
     def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
         return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from autotune.errors import OptionsError, first_error, json_object
 from autotune.online.climb_types import TUNED
@@ -29,6 +30,11 @@ class OnlineOptions(BaseModel):
     # The least horizon in steps: exploring spans the first epoch, or as many epochs as make up
     # this many steps where they are shorter (or have no length).
     max_explore_steps: int = Field(600, ge=1)
+    # The training's length, where the script knows it: in steps (a framework's max_steps), or in
+    # epochs of len(loader) steps. Exploring then stops where what it can still gain in the steps
+    # left is less than what it costs, and a short run measures in shorter windows.
+    total_steps: int | None = Field(None, ge=1)
+    epochs: int | None = Field(None, ge=1)
     # The most workers tried. Default: the range starts at 4 per usable CPU (at most 32) and grows
     # while the workers wait rather than compute (decision/worker_range.py), up to 64.
     max_workers: int | None = Field(None, ge=0)
@@ -49,6 +55,12 @@ class OnlineOptions(BaseModel):
             raise ValueError(f"{unknown[0]!r} is not a knob autotune.DataLoader tunes"
                              f" ({', '.join(TUNED)})")
         return names
+
+    @model_validator(mode="after")
+    def _one_length(self) -> "OnlineOptions":
+        if self.total_steps is not None and self.epochs is not None:
+            raise ValueError("give the training's length once: total_steps or epochs, not both")
+        return self
 
 
 def resolve(given: OnlineOptions | Mapping[str, Any] | None,

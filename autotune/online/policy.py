@@ -23,8 +23,12 @@ the budget ends first). Exploring stops when the plan is done (the choice is the
 noise), at the end of the epoch that completes the horizon (the first epoch, or as many as make
 up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
 lost against the best configuration measured so far reaches a share of the horizon's time at that
-best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
-prediction needs it) but in the reported cost.
+best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and
+the prediction needs it) but in the reported cost.
+
+Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
+the run, a short run warms up and measures in fewer steps, and exploring also stops before a
+candidate that the steps left cannot repay (remaining.py).
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
 measured start-up, paid again every epoch, is at least 2% of an epoch (the offline search's
@@ -41,6 +45,7 @@ from autotune.online.climb_types import (START_WINDOWS, ClimbSettings, Request, 
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.plan import ClimbPlan
+from autotune.online.remaining import Remaining
 from autotune.decision.rate import pooled_cv, tolerance
 from autotune.decision.thresholds import TARGET
 from autotune.decision.worker_range import Fits, any_fits
@@ -107,7 +112,7 @@ class HillClimb(ClimbPlan):
             m.startup_s = step.startup_s
         if self._primed:
             self.bounded.add(step, exploring=True)
-        steady = (step.step_s is not None and step.index >= self.settings.warmup_steps
+        steady = (step.step_s is not None and step.index >= self.settings.warmup
                   and step.segment_step >= self._warm_up(self.current))
         window_done = steady and m.add(step, *self._window(self.current), self.settings.window_s)
         if not window_done:
@@ -131,6 +136,8 @@ class HillClimb(ClimbPlan):
         # the next one starts: a start-up paid for is not thrown away half-measured.
         if self._bound_reached():
             return self._stop(StopReason.BOUND)
+        if not self._repays(nxt.config):
+            return self._stop(StopReason.RUN_END)
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch
@@ -190,7 +197,7 @@ class HillClimb(ClimbPlan):
         ranked pin_memory 5% below its absence where it was 22% ahead. At most what the epoch
         leaves after the warm-up: on 128-step epochs, 16 workers at prefetch 8 (128 in flight)
         were run for 399 steps and never read. In between, `window_s` decides."""
-        least = max(self.settings.window_steps, config.prefetch_depth)
+        least = max(self.settings.least_window, config.prefetch_depth)
         epoch = self.settings.epoch_steps
         if epoch is None:
             return least, None
@@ -211,6 +218,19 @@ class HillClimb(ClimbPlan):
         best_step_s = 1 / self.best.mean
         allowed = self.settings.bound_share * self.settings.horizon_steps * best_step_s
         return self.bounded.cost_s(best_step_s) >= allowed
+
+    def _repays(self, config: LoaderConfig) -> bool:
+        """Where the training's length is known: whether measuring `config` (a switch, unless it
+        runs already) can still repay its cost in the steps left (remaining.py)."""
+        total = self.settings.total_steps
+        if total is None or config == self.current or not self.best.mean:
+            return True
+        startups = [m.startup_s for m in self.measured.values()
+                    if m.startup_s is not None and m.config.num_workers > 0]
+        measure = self._warm_up(config) + self.settings.min_windows * self._window(config)[0]
+        return Remaining(total, self.steps).repays(measure, 1 / self.best.mean,
+                                                    self.best.starved_share,
+                                                    max(startups, default=None))
 
     def _measure(self, request: Request) -> LoaderConfig:
         m = self.measured.setdefault(request.config, Measurement(request.config))

@@ -83,7 +83,7 @@ def registry() -> Registry:
 
 
 def reset() -> None:
-    """A fresh registry (tests)."""
+    """A fresh registry: a new process's (tests, and each training of `bench --online`)."""
     global _REGISTRY
     _REGISTRY = Registry()
 

@@ -115,7 +115,10 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1) ->
         epoch_steps: int | None = len(loader)
     except TypeError:
         epoch_steps = None
+    total = (opts.total_steps if opts.epochs is None or epoch_steps is None
+             else opts.epochs * epoch_steps)
     settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=cpus, cuda=loader.cuda(),
+                             total_steps=total,
                              bound_share=opts.max_explore_share,
                              min_horizon_steps=opts.max_explore_steps,
                              max_workers=opts.max_workers,

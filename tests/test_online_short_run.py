@@ -1,0 +1,90 @@
+"""A training whose length is known (OnlineOptions.total_steps or epochs): the climb warms up and
+measures in fewer steps, and stops before a candidate the steps left cannot repay. Driven by the
+policy tests' model of the loop (no loader, no clock)."""
+
+import pytest
+import torch
+
+import autotune
+from autotune.errors import OptionsError
+from autotune.online.climb_types import TUNED, StopReason
+from autotune.online.policy import HillClimb
+from autotune.online.remaining import Remaining
+from autotune.space.config import LoaderConfig
+from tests.test_online_policy import Loop, _fed_from, _measured, _settings
+
+
+def _short(total, **over):
+    return HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16, total_steps=total, **over))
+
+
+def test_remaining_weighs_the_wait_it_could_save_against_two_start_ups():
+    r = Remaining(total_steps=160, steps_done=40)
+    assert r.left == 120
+    # 50% waiting on a 40 ms step over the 100 steps left after 20 of measuring: 2 s to gain
+    assert r.repays(20, 0.040, 0.5, startup_s=0.5)
+    assert not r.repays(20, 0.040, 0.5, startup_s=1.5)  # 3 s of start-ups cannot be repaid
+    assert not r.repays(120, 0.040, 0.5, startup_s=None)  # judged only when the run is over
+    assert Remaining(100, 130).left == 0
+
+
+def test_a_best_that_hardly_waits_is_credited_the_least_resolved_difference():
+    # A fed best's candidates (fewer workers, pin_memory) may still pay on a long run, not a short one.
+    assert Remaining(100_000, 100).repays(30, 0.020, 0.0, startup_s=0.3)
+    assert not Remaining(200, 100).repays(30, 0.020, 0.0, startup_s=0.3)
+
+
+def test_a_known_short_run_measures_its_start_in_a_few_steps():
+    unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16))
+    Loop(fetch_s=0.160, step_s=0.040).run(unknown)
+    short = _short(160)
+    Loop(fetch_s=0.160, step_s=0.040).run(short)
+    start = LoaderConfig()
+    # 5 warm-up steps and an 8-step window, against 1 step each (1% of 160; a 200 ms step is
+    # longer than window_s)
+    assert unknown.measured[start].steps == 13
+    assert short.measured[start].steps == 2
+    assert _measured(short)[1].num_workers == _measured(unknown)[1].num_workers
+
+
+def test_a_known_run_stops_before_a_candidate_it_cannot_repay():
+    unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16))
+    _fed_from(3, Loop(startup_s=0.3)).run(unknown)
+    assert [c.num_workers for c in _measured(unknown)] == [0, 5, 4, 3, 2]
+    short = _short(160)
+    steps = _fed_from(3, Loop(startup_s=0.3)).run(short)
+    # Fed at 5 workers, only fewer (cheaper) workers are left to try: 2% of a 20 ms step over the
+    # steps left does not repay two 0.3 s start-ups.
+    assert [c.num_workers for c in _measured(short)] == [0, 5]
+    assert short.stop_reason is StopReason.RUN_END and steps < 160
+    assert short.current.num_workers == 5
+
+
+def test_the_horizon_is_at_most_the_run():
+    assert _settings(epoch_steps=16).horizon_steps == 600
+    assert _settings(epoch_steps=16, total_steps=160).horizon_steps == 160
+    assert _settings(epoch_steps=10_000, total_steps=100_000).horizon_steps == 10_000
+
+
+def test_an_unknown_length_keeps_the_defaults():
+    s = _settings()
+    assert (s.warmup, s.least_window) == (s.warmup_steps, s.window_steps)
+    long = _settings(total_steps=100_000)
+    assert (long.warmup, long.least_window) == (long.warmup_steps, long.window_steps)
+
+
+def _dataset(n):
+    return torch.utils.data.TensorDataset(torch.arange(n))
+
+
+def test_epochs_make_the_total_from_the_loaders_length():
+    loader = autotune.DataLoader(_dataset(64), batch_size=4, online={"epochs": 10, "results_dir": None})
+    it = iter(loader)
+    next(it)
+    assert loader._session.policy.settings.total_steps == 160
+
+
+def test_the_length_is_given_once():
+    with pytest.raises(OptionsError) as err:
+        autotune.DataLoader(_dataset(8), online={"epochs": 2, "total_steps": 10})
+    assert "total_steps or epochs, not both" in str(err.value) and "\n" not in str(err.value)
