@@ -88,3 +88,22 @@ def test_the_length_is_given_once():
     with pytest.raises(OptionsError) as err:
         autotune.DataLoader(_dataset(8), online={"epochs": 2, "total_steps": 10})
     assert "total_steps or epochs, not both" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_at_the_runs_end_a_tied_candidate_running_is_kept():
+    """Starved at 5 workers whatever the prefetch: pf4 ties with pf2 and is dearer, so a long run
+    keeps pf2; a 200-step run that cannot repay another candidate stays on the pf4 it runs, as
+    switching back would start a pool again for nothing."""
+    def loop():
+        model = Loop(startup_s=0.4)
+        model.timing = lambda c: (0.103, 0.083) if c.num_workers == 0 else (0.030, 0.012)
+        return model
+
+    short = HillClimb(LoaderConfig(), TUNED, _settings(total_steps=200))
+    loop().run(short)
+    assert [c.label() for c in _measured(short)] == ["w0", "w5 pf2 persist", "w5 pf4 persist"]
+    assert short.stop_reason is StopReason.RUN_END
+    assert (short.current.num_workers, short.current.prefetch_factor) == (5, 4)
+    long = HillClimb(LoaderConfig(), TUNED, _settings())
+    loop().run(long)
+    assert (long.current.num_workers, long.current.prefetch_factor) == (5, 2)

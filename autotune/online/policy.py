@@ -246,6 +246,12 @@ class HillClimb(ClimbPlan):
         """Exploring ends: the best so far, with persistent workers decided, from now on."""
         self.exploring = False
         self.stop_reason = reason
+        running_m = self._measurement_of(self.current)
+        if (reason is StopReason.RUN_END and running_m is not None and running_m is not self.best
+                and self.verdict(self.best, running_m) is Verdict.TIED):
+            # A candidate tied with the best runs now: on a run too short to repay exploring, a
+            # switch back (a pool's start-up) costs more than the cheaper configuration saves.
+            self.best = running_m
         chosen = self._persistence(self.best.config)
         running = self.current
         self.current = chosen
