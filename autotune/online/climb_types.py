@@ -58,8 +58,10 @@ class ClimbSettings:
     warmup_steps: int = 5
     min_windows: int = 2
     max_windows: int = 6
-    # The training's length in steps, where the script gave it (OnlineOptions.total_steps/epochs).
+    # The training's length in steps, where the script or its framework gave it (run_length.py),
+    # and where it was read.
     total_steps: int | None = None
+    total_source: str | None = None
 
     @property
     def horizon_steps(self) -> int:

@@ -139,6 +139,8 @@ class Outcome:
             stop = f"{climb.stop_reason or 'exploration incomplete'} ({ledger.explore_steps} steps)"
         else:
             config, stop = climb.current, str(climb.stop_reason)
+        if climb.settings.total_steps is not None:
+            stop += f"; a run of {climb.settings.total_steps} steps ({climb.settings.total_source})"
         if error is not None and running is not None:
             config = running
         measured = measured_block(climb, ledger, batch_size, config, stop, error)

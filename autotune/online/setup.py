@@ -22,6 +22,8 @@ from autotune.online.lockstep import Follower, Lockstep
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
+from autotune.online.run_length import RunLength, from_stack
+from autotune.online.run_length import given as given_length
 from autotune.online.session import Session
 from autotune.online.pool_memory import PoolMemory, pool_pss_mib
 from autotune.online.workload import describe, differences, identity, machine_differences
@@ -104,7 +106,10 @@ def keep_fixed(loader: Any, config: LoaderConfig) -> LoaderConfig:
     return out
 
 
-def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1) -> Policy:
+def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
+                 found: RunLength | None = None) -> Policy:
+    """The climb from `start` over `cpus`; the training's length from the options, else `found`
+    (a framework's, run_length.py)."""
     opts = loader.online
     why = not_tunable(loader)
     if why is not None:
@@ -115,10 +120,10 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1) ->
         epoch_steps: int | None = len(loader)
     except TypeError:
         epoch_steps = None
-    total = (opts.total_steps if opts.epochs is None or epoch_steps is None
-             else opts.epochs * epoch_steps)
+    length = given_length(opts.total_steps, opts.epochs) or found
+    total = None if length is None else length.steps(epoch_steps)
     settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=cpus, cuda=loader.cuda(),
-                             total_steps=total,
+                             total_steps=total, total_source=None if total is None else length.source,
                              bound_share=opts.max_explore_share,
                              min_horizon_steps=opts.max_explore_steps,
                              max_workers=opts.max_workers,
@@ -167,7 +172,18 @@ def epoch_starts(loader: Any, epoch: int) -> None:
             s.outbox.outcome = None  # reported again at this epoch's end
         return
     if epoch == 0 and isinstance(s.policy, HillClimb) and not s.policy.steps:
+        if s.policy.settings.total_steps is None:  # a framework's fit loop is the caller now
+            framework_length(s.policy)
         join_ranks(loader, s)
+
+
+def framework_length(climb: HillClimb) -> None:
+    """The training's length where a framework up the stack knows it (run_length.py)."""
+    found = from_stack()
+    total = None if found is None else found.steps(climb.settings.epoch_steps)
+    if total is not None:
+        climb.settings = replace(climb.settings, total_steps=total, total_source=found.source)
+        log.info("autotune.DataLoader: a run of %d steps (%s)", total, found.source)
 
 
 def join_ranks(loader: Any, s: Session) -> None:
@@ -180,7 +196,10 @@ def join_ranks(loader: Any, s: Session) -> None:
         s.outbox.results_dir = None
     share = registry().cpu_share(loader, usable_cpus(ranks=ranks.local_world).count)
     if share != s.policy.settings.usable_cpus or ranks.local_world > 1:
-        s.policy = climb_policy(loader, s.policy.start, share, ranks.local_world)
+        settings = s.policy.settings
+        found = (None if settings.total_steps is None or settings.total_source is None else
+                 RunLength(settings.total_steps, None, settings.total_source))
+        s.policy = climb_policy(loader, s.policy.start, share, ranks.local_world, found)
     if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
         prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
         s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)
