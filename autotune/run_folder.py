@@ -12,55 +12,17 @@ there and RUN_DIR only gets the report. The workload and device must be the stud
 
 from __future__ import annotations
 
-import os
-import re
-import time
 from pathlib import Path
 
 import optuna
 
 from autotune.errors import OptionsError
+from autotune.run_paths import check_writable, new_run_dir
 from autotune.search.options import TuneOptions
 from autotune.search.study import make_storage
 from autotune.search.trial_runner import tell
 
 STUDY_FILE = "study.journal"
-
-
-def check_writable(run_dir: Path, shown: Path, flag: str) -> None:
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / f".write-test-{os.getpid()}"  # array tasks may probe one folder at once
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise OptionsError(f"{flag} {shown} is not writable ({exc.strerror or exc})") from None
-
-
-RUNS = "runs"  # the run folders' parent under a results directory
-
-
-def run_dirs(results_dir: Path, slug_prefix: str) -> set[Path]:
-    """The run folders under `results_dir` whose workload slug starts with `slug_prefix`."""
-    runs = Path(results_dir) / RUNS
-    return set(runs.glob(f"*-{slug_prefix}*")) if runs.is_dir() else set()
-
-
-def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", workload_name or "workload").strip("-") or "workload"
-    base = Path(results_dir) / RUNS / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
-    check_writable(base.parent, Path(results_dir), "--results-dir")
-    run_dir, n = base, 1
-    while True:  # claimed by creating it: array tasks starting in the same second get one each
-        try:
-            run_dir.mkdir()
-            return run_dir
-        except FileExistsError:
-            n += 1
-            run_dir = base.with_name(f"{base.name}-{n}")
-        except OSError as exc:
-            raise OptionsError(f"--results-dir {results_dir} is not writable"
-                               f" ({exc.strerror or exc})") from None
 
 
 def existing_run_dir(path: Path) -> Path:

@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autotune.online.finish import ONLINE_PREFIX
 from autotune.recipe.model import Recipe, load_recipe
-from autotune.run_folder import RUNS
+from autotune.run_paths import ONLINE_PREFIX, RUNS
 from autotune.workload.jpegs import make_jpeg_folder
 
 TESTS = Path(__file__).parent

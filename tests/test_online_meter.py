@@ -108,7 +108,8 @@ def test_a_measurements_mean_is_its_batches_over_its_time():
 def test_windows_hold_no_first_steps_start_up_or_buffered_batches():
     """The rate a configuration is judged on is its steady step's, however slow the run's first
     steps (lazy initialisation), its own start-up, or fast the batches its workers buffered."""
-    from autotune.online.climb_types import TUNED, ClimbSettings
+    from autotune.online.climb_types import ClimbSettings
+    from autotune.online.options import TUNED
     from autotune.online.policy import HillClimb
     from autotune.space.config import LoaderConfig
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 
 from autotune.online.meter import Step
 from autotune.online.finish import range_fields
-from autotune.online.climb_types import TUNED, ClimbSettings, StopReason
+from autotune.online.climb_types import ClimbSettings, StopReason
+from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
 

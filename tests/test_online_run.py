@@ -175,3 +175,22 @@ def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 7  # the script's own handler decided, and its code came back
+
+
+def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_path):
+    """The whole CLI imports torch and optuna (seconds); `autotune run` imports neither in its own
+    process, where the time would be paid before the user's script started."""
+    code = textwrap.dedent(f"""
+        import sys
+        sys.argv = ["autotune", "run", "--results-dir", {str(tmp_path)!r}, "--epochs", "3", "--",
+                    sys.executable, "-c", "print('SCRIPT-RAN')"]
+        from autotune.cli.entry import main
+        try:
+            main()
+        except SystemExit as exc:
+            print("EXIT", exc.code)
+        print("HEAVY", sorted(m for m in ("torch", "optuna") if m in sys.modules))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "SCRIPT-RAN" in done.stdout and "EXIT 0" in done.stdout, done.stdout + done.stderr
+    assert "HEAVY []" in done.stdout

@@ -7,7 +7,8 @@ import torch
 
 import autotune
 from autotune.errors import OptionsError
-from autotune.online.climb_types import TUNED, StopReason
+from autotune.online.climb_types import StopReason
+from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.online.remaining import Remaining
 from autotune.space.config import LoaderConfig

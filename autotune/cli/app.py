@@ -17,10 +17,7 @@ app.command("report")(report_cmd.report)
 app.command("overhead")(overhead_cmd.overhead)
 app.command("bench")(bench_cmd.bench)
 app.command("verify")(verify_cmd.verify)
-# The script's own options follow the command: typer must pass them through, not parse them, and
-# stop reading its own options at the script's path (`run train.py --debug` is the script's).
-app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                                     "allow_interspersed_args": False})(run_cmd.run)
+app.command("run", context_settings=run_cmd.RUN_CONTEXT)(run_cmd.run)
 
 
 def main() -> None:

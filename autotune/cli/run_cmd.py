@@ -28,9 +28,21 @@ import typer
 import autotune.online.boot as boot
 from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
 from autotune.errors import OptionsError
-from autotune.online.finish import ONLINE_PREFIX
 from autotune.online.options import ENV_VAR, OnlineOptions, resolve
-from autotune.run_folder import RUNS, check_writable, run_dirs
+from autotune.run_paths import ONLINE_PREFIX, RUNS, check_writable, run_dirs
+
+
+# The script's own options follow the command: typer must pass them through, not parse them, and
+# stop reading its own options at the script's path (`run train.py --debug` is the script's).
+RUN_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True,
+               "allow_interspersed_args": False}
+
+
+def run_app() -> typer.Typer:
+    """`autotune run` alone (cli/entry.py): the same command, without the rest of the CLI."""
+    app = typer.Typer(add_completion=False)
+    app.command("run", context_settings=RUN_CONTEXT)(run)
+    return app
 
 
 def command_line(args: list[str]) -> list[str]:

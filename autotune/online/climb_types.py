@@ -11,7 +11,6 @@ from autotune.space.knobs import BY_NAME
 from autotune.space.space import max_workers_for
 from autotune.strenum import StrEnum
 
-TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
 WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
 # The start is measured this many windows: enough to predict from, and a start far from the

@@ -15,18 +15,16 @@ import torch
 
 from autotune import environment
 from autotune.online import at_exit
-from autotune.online.climb_types import TUNED
+from autotune.online.options import TUNED
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.recipe.model import Measured, Recipe
 from autotune.report.table import to_markdown
-from autotune.run_folder import new_run_dir
+from autotune.run_paths import ONLINE_PREFIX, new_run_dir
 from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
-# An online run folder's workload slug starts with this (`autotune run` finds them by it).
-ONLINE_PREFIX = "online-"
 # What the loop measures of a configuration: its knobs, its rate and its wait (the offline table's
 # copy, compute and GPU columns have nothing here).
 ONLINE_COLUMNS = ("trial", *TUNED, "samples_per_s", "speedup", "data_wait_pct", "status")

@@ -11,9 +11,10 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from autotune.errors import OptionsError, first_error, json_object
-from autotune.online.climb_types import TUNED
-
 ENV_VAR = "AUTOTUNE_ONLINE"
+# The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
+# climb: `autotune run` validates its options without importing torch.
+TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
 
 
 class OnlineOptions(BaseModel):

@@ -14,7 +14,8 @@ import torch
 from torch.utils.data import IterableDataset
 
 from autotune.errors import AutotuneError
-from autotune.online.climb_types import TUNED, ClimbSettings, normal, with_value
+from autotune.online.climb_types import ClimbSettings, normal, with_value
+from autotune.online.options import TUNED
 from autotune.online.finish import Outbox
 from autotune.online.guard import one_line
 from autotune.online.inner import InnerLoaders
