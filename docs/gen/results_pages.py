@@ -20,6 +20,7 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
+TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 
@@ -91,6 +92,15 @@ def online_page() -> str:
              " length told to (b)) is judged against the fastest hand-set configuration over the"
              " same 160 steps.", ""]
     lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
+    if (ROOT / TUTORIAL_CHECK).exists():
+        lines += ["## A real short script under `autotune run`", "",
+                  "A 160-step training in the shape of PyTorch's *Data Loading Optimization*"
+                  " tutorial (`tests/frameworks/tutorial_short.py`: 512 items of 5 ms, a small CNN"
+                  " on the CPU), run four ways in alternating order, 3 rounds: its baseline loader,"
+                  " its hand-tuned one, and the baseline script unmodified under `autotune run`"
+                  " with and without `--epochs 10`. *training*: the script's own time from before"
+                  " the first `iter()` to the last step; *process*: the whole command's.", "",
+                  "```", (ROOT / TUTORIAL_CHECK).read_text().rstrip(), "```", ""]
     return "\n".join(lines)
 
 
