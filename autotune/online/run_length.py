@@ -97,11 +97,7 @@ def _lightning(owner: Any) -> RunLength | None:
         accumulate = _positive(getattr(trainer, "accumulate_grad_batches", 1)) or 1
     except Exception:  # noqa: BLE001 - not a trainer after all
         return None
-    if steps is not None:
-        return RunLength(steps * accumulate, None, "Lightning's max_steps")
-    if epochs is not None:
-        return RunLength(None, epochs, "Lightning's max_epochs")
-    return None
+    return _length(steps, epochs, accumulate, "Lightning's max_steps", "Lightning's max_epochs")
 
 
 def _transformers(owner: Any) -> RunLength | None:
@@ -114,8 +110,15 @@ def _transformers(owner: Any) -> RunLength | None:
         accumulate = _positive(getattr(args, "gradient_accumulation_steps", 1)) or 1
     except Exception:  # noqa: BLE001 - not a TrainingArguments
         return None
+    return _length(steps, epochs, accumulate, "transformers' max_steps",
+                   "transformers' num_train_epochs")
+
+
+def _length(steps: int | None, epochs: int | None, accumulate: int, steps_source: str,
+            epochs_source: str) -> RunLength | None:
+    """Optimizer steps first (each takes `accumulate` batches), else epochs."""
     if steps is not None:
-        return RunLength(steps * accumulate, None, "transformers' max_steps")
+        return RunLength(steps * accumulate, None, steps_source)
     if epochs is not None:
-        return RunLength(None, epochs, "transformers' num_train_epochs")
+        return RunLength(None, epochs, epochs_source)
     return None
