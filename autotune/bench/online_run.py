@@ -104,7 +104,7 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
             f" (b)/(c) {done.whole:.3f} whole, after tuning"
             f" {'n/a' if done.after is None else f'{done.after:.3f}'}")
         rounds.append(done)
-    return online_row(bw, ideal, rounds, steps if bw.online_steps else None)
+    return online_row(bw, ideal, rounds, bw.online_steps)
 
 
 def ranks_workload(bw: BenchWorkload, opts: OnlineBenchOptions, single: Ideal, device: torch.device,

@@ -173,34 +173,26 @@ def epoch_starts(loader: Any, epoch: int) -> None:
             s.outbox.outcome = None  # reported again at this epoch's end
         return
     if epoch == 0 and isinstance(s.policy, HillClimb) and not s.policy.steps:
-        if s.policy.settings.total_steps is None:  # a framework's fit loop is the caller now
-            framework_length(s.policy)
-        join_ranks(loader, s)
+        # Where the options give no length, a framework's fit loop up the stack may (it is the
+        # caller now, not when the loader was made).
+        join_ranks(loader, s, from_stack() if s.policy.settings.total_steps is None else None)
 
 
-def framework_length(climb: HillClimb) -> None:
-    """The training's length where a framework up the stack knows it (run_length.py)."""
-    found = from_stack()
-    total = None if found is None else found.steps(climb.settings.epoch_steps)
-    if total is not None:
-        climb.settings = replace(climb.settings, total_steps=total, total_source=found.source)
-        log.info("autotune.DataLoader: a run of %d steps (%s)", total, found.source)
-
-
-def join_ranks(loader: Any, s: Session) -> None:
+def join_ranks(loader: Any, s: Session, found: RunLength | None = None) -> None:
     """At the first epoch (torch.distributed is up by then, where the script uses it): the CPUs
     this loader may size its workers for are its share of its rank's share of the node, and so is
-    the RAM its pool may grow into; one rank writes; with several ranks and their store, the ranks explore in lockstep."""
+    the RAM its pool may grow into; one rank writes; with several ranks and their store, the ranks
+    explore in lockstep. The climb is made again for them, and for the run's length `found`."""
     ranks = find()
     s.outbox.ranks = ranks.local_world
     if not ranks.writes:
         s.outbox.results_dir = None
     share = registry().cpu_share(loader, usable_cpus(ranks=ranks.local_world).count)
-    if share != s.policy.settings.usable_cpus or ranks.local_world > 1:
-        settings = s.policy.settings
-        found = (None if settings.total_steps is None or settings.total_source is None else
-                 RunLength(settings.total_steps, None, settings.total_source))
+    if share != s.policy.settings.usable_cpus or ranks.local_world > 1 or found is not None:
         s.policy = climb_policy(loader, s.policy.start, share, ranks.local_world, found)
+        if found is not None and isinstance(s.policy, HillClimb) and s.policy.settings.total_steps:
+            log.info("autotune.DataLoader %s: a run of %d steps (%s)", s.outbox.name,
+                     s.policy.settings.total_steps, found.source)
     if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
         prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
         s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)
