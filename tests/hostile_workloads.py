@@ -25,6 +25,7 @@ STEP_S = 0.002
 FOREVER_S = 3600.0
 SLOW_ITEM_S = 0.004
 SLOW_STEP_S = 0.02
+SLUGGISH_ITEM_S = 0.05
 LEAK_BYTES = 1024 * 1024  # kept per item by each leaking worker
 LEAK_STEP_S = 0.01  # a slower step: fewer items per burst, so the leak stays tens of MiB
 
@@ -128,6 +129,15 @@ class Slow(Items):
         time.sleep(SLOW_ITEM_S)
 
 
+class Sluggish(Items):
+    """Items so slow that a worker's first batch takes longer than a test needs to act: a worker
+    killed within its pool's first 0.4 s dies before the burst can have finished with it. (With
+    `Slow`, a whole burst could be over in 0.75 s, before a kill at a busy machine's pace.)"""
+
+    def before(self, index: int) -> None:
+        time.sleep(SLUGGISH_ITEM_S)
+
+
 class Sized(Items):
     def __init__(self, length: int):
         self.length = length
@@ -157,6 +167,7 @@ hangs_everywhere = factory(HangsEverywhere, "hangs-everywhere")
 kills_its_worker = factory(KillsItsWorker, "kills-its-worker")
 shm_full = factory(ShmFull, "shm-full")
 slow = factory(Slow, "slow", step_s=SLOW_STEP_S)
+sluggish = factory(Sluggish, "sluggish", step_s=SLOW_STEP_S)
 
 # Bad input: factories that cannot give a usable Workload.
 empty = factory(lambda: Sized(0), "empty")

@@ -25,8 +25,8 @@ POLL_S = 0.05
 pytestmark = pytest.mark.slow
 
 
-def _start(tmp_path: Path, *args: str, new_session: bool = False) -> subprocess.Popen:
-    return subprocess.Popen(autotune_command("tune", spec("slow"), *ARGS, "--results-dir",
+def _start(tmp_path: Path, *args: str, new_session: bool = False, workload: str = "slow") -> subprocess.Popen:
+    return subprocess.Popen(autotune_command("tune", spec(workload), *ARGS, "--results-dir",
                                              str(tmp_path), *args),
                             env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=new_session)
@@ -69,7 +69,7 @@ def _stored_trials(run_dir: Path):
 
 
 def test_sigkill_of_a_worker_mid_burst_fails_that_trial_only(tmp_path):
-    proc = _start(tmp_path, "--trials", "3")
+    proc = _start(tmp_path, "--trials", "3", workload="sluggish")
     seen: set[int] = set()
     # Trial 0 (no workers) comes after the probes, whose loaders start workers of their own.
     _wait_for(lambda: _measured_yet(tmp_path), "a measured trial", proc)
