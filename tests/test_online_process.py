@@ -169,3 +169,24 @@ def test_a_recipe_of_another_machine_is_a_starting_point():
                                 "device": "cpu"}, cuda=False) == []
     differs = machine_differences({"usable_cpus": here.count + 6, "device": "cuda:0"}, cuda=False)
     assert differs == [f"usable_cpus {here.count + 6} here {here.count}", "device 'cuda' here 'cpu'"]
+
+
+def test_an_evaluation_loader_made_anew_at_each_evaluation_keeps_one_report(tmp_path):
+    """transformers' get_eval_dataloader makes the evaluation loader again at every evaluation:
+    one report, rewritten, not a run folder per evaluation under one name."""
+    train_loader = _fake_clocked(autotune.DataLoader(
+        Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}))
+
+    def evaluate():
+        val_loader = autotune.DataLoader(Indices(20), batch_size=2,
+                                         online={**QUICK, "results_dir": str(tmp_path)})
+        with torch.no_grad():
+            return [b.tolist() for b in val_loader]
+
+    first = evaluate()  # before the training loader chose: as the script set it
+    list(train_loader)
+    assert evaluate() == evaluate() == first
+    folders = sorted(p.name.split("-online-")[1] for p in (tmp_path / "runs").iterdir())
+    assert folders == ["Indices-train_loader", "Indices-val_loader"]
+    val_report = next((tmp_path / "runs").glob("*-online-Indices-val_loader")) / "report.md"
+    assert "Indices-train_loader" in val_report.read_text()  # rewritten by the latest evaluation

@@ -19,6 +19,7 @@ from autotune.online.options import TUNED
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
+from autotune.online.registry import registry
 from autotune.recipe.model import Measured, Recipe
 from autotune.report.table import to_markdown
 from autotune.run_paths import ONLINE_PREFIX, new_run_dir
@@ -210,7 +211,10 @@ class Outbox:
                 return None
             if outcome is self._written_outcome:
                 return self.written
-            run_dir = self.written or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
+            folders, key = registry().folders, (str(self.results_dir), self.name)
+            run_dir = (self.written or folders.get(key)
+                       or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}"))
+            folders[key] = run_dir
             outcome.recipe(self.ranks).save(run_dir / "recipe.json")
             (run_dir / "report.md").write_text(outcome.report)
         except Exception as exc:  # noqa: BLE001 - results are never worth a training run

@@ -40,6 +40,9 @@ class Registry:
     shuffling: "weakref.WeakSet[Any]" = field(default_factory=weakref.WeakSet)
     active: int | None = None  # id() of the session that handed out the last batch
     generations: dict[str, int] = field(default_factory=dict)  # loaders made under each name
+    # a name's run folder: a loader re-created under the same name (an evaluation loader made
+    # anew at each evaluation, as transformers' get_eval_dataloader does) rewrites its folder.
+    folders: dict[tuple[str, str], Path] = field(default_factory=dict)  # (results dir, name)
     pid: int = field(default_factory=os.getpid)
 
     def name(self, base: str, identity: Hashable) -> str:
