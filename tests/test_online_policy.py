@@ -408,3 +408,23 @@ def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
     assert not climb._adopt(fat_unpinned, Verdict.TIED)  # more RAM outranks no pinning
     lean_unpinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=900.0)
     assert climb._adopt(lean_unpinned, Verdict.TIED) and climb.best is lean_unpinned
+
+
+def test_a_candidate_that_would_not_fit_in_memory_is_never_started():
+    """Every candidate is checked before its pool starts, not only where the range grows: a
+    refused one is recorded as not run, never chosen, and the climb goes on without it."""
+    asked: list[LoaderConfig] = []
+
+    def room(config: LoaderConfig) -> str | None:
+        asked.append(config)
+        return "needs ~900 MiB of /dev/shm for batches in flight, 64 MiB free" if config.num_workers > 2 else None
+
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(), room=room)
+    Loop(fetch_s=0.2, cpu_share=0.05).run(climb)  # storage-bound: the prediction wants many workers
+    assert any(c.num_workers > 2 for c in asked)
+    refused = [c for c, m in climb.measured.items() if m.failed]
+    assert refused and all(c.num_workers > 2 for c in refused)
+    assert all(climb.measured[c].steps == 0 and "not run: needs ~900 MiB" in climb.measured[c].failed
+               for c in refused)
+    assert climb.best.config.num_workers <= 2 and climb.current.num_workers <= 2
+    assert not climb.exploring

@@ -56,3 +56,11 @@ def test_the_ram_budget_and_dev_shm_are_shared_among_the_ranks_of_a_node(monkeyp
 
 def test_the_ram_a_configuration_holds_is_this_process_and_its_workers():
     assert pool_pss_mib() > 0
+
+
+def test_room_refuses_a_candidate_whose_pool_would_not_fit_now():
+    """The check every candidate gets before it starts, on this process's real memory."""
+    roomy = PoolMemory(MemoryGuard(budget_mib=1e9, batch_mib=0.0))
+    assert roomy.room(LoaderConfig(num_workers=4, prefetch_factor=4)) is None
+    tight = PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0))
+    assert "over the budget of 1 MiB" in tight.room(LoaderConfig(num_workers=4))

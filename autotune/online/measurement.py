@@ -12,6 +12,8 @@ from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
 
 
+NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_try)
+
 @dataclass
 class Measurement:
     config: LoaderConfig
@@ -29,6 +31,7 @@ class Measurement:
     # and the windows that made it look best were selected for being high (the winner's curse).
     fresh_from: int = 0
     failed: str | None = None  # the error it raised while tried: never chosen, never tried again
+    # (or NOT_RUN and why, where it was refused before its pool started)
     # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
     peer_wait_share: float | None = None
     ram_mib: float | None = None  # the process and its workers' PSS, read once while it runs

@@ -5,14 +5,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Generator
+from typing import Callable, Generator
 
 from autotune.decision.cost import cost
 from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.decision.worker_range import Evidence, WorkerRange
 from autotune.online.climb_types import (UNCAPPED, WORKER_LADDER, ClimbSettings, Request, Verdict,
                                          with_value)
-from autotune.online.measurement import Measurement
+from autotune.online.measurement import NOT_RUN, Measurement
 from autotune.online.predict import needed_workers
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
@@ -25,6 +25,7 @@ class ClimbPlan:
     start: LoaderConfig
     best: Measurement
     measured: dict[LoaderConfig, Measurement]
+    room: Callable[[LoaderConfig], str | None]
 
     def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
         raise NotImplementedError
@@ -122,6 +123,10 @@ class ClimbPlan:
             return False
         known = self.measured.get(config)
         if known is not None and known.failed:
+            return False
+        if known is None and (refused := self.room(config)) is not None:
+            # Not started: a pool that cannot fit would be killed, or fill /dev/shm, mid-epoch.
+            self.measured[config] = Measurement(config, failed=f"{NOT_RUN}{refused}")
             return False
         verdict = (self.verdict(self.best, known) if known is not None and known.n else
                    (yield Request(config)))

@@ -79,9 +79,11 @@ class FixedPolicy:
 
 class HillClimb(ClimbPlan):
     def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
-                 fits: Fits = any_fits, ram: Callable[[], float | None] = lambda: None):
+                 fits: Fits = any_fits, ram: Callable[[], float | None] = lambda: None,
+                 room: Callable[[LoaderConfig], str | None] = lambda config: None):
         self.settings = settings
         self._ram = ram  # the RAM a configuration holds, read once while it runs (cost order)
+        self.room = room  # why a candidate would not fit in memory now, checked before it starts
         self.range = settings.worker_range(start, fits)
         self.tuned = tuned
         start = normal(start)

@@ -34,8 +34,8 @@ class PoolMemory:
     """The worker range's `Fits` online, reading this process's memory now: the running pool's
     largest worker teaches the guard what one more costs (its children are the loader's workers),
     the process alone is the rest, and the first batch delivered what each batch in flight needs
-    of /dev/shm. Read only when the range would grow: a few milliseconds, a couple of times a
-    run. The RAM budget and the free /dev/shm are this rank's share of the node's (`ranks`)."""
+    of /dev/shm. Read before each candidate starts and when the range would grow: a few
+    milliseconds, a few times a run. The RAM budget and the free /dev/shm are this rank's share of the node's (`ranks`)."""
 
     def __init__(self, guard: MemoryGuard | None = None, ranks: int = 1):
         ranks = max(1, ranks)
@@ -49,7 +49,16 @@ class PoolMemory:
         self.guard.batch_mib = sum(t.nbytes for t in iter_tensors(batch)) / MIB
 
     def __call__(self, top: int, wanted: int) -> tuple[int | None, str]:
+        return fitting_top(LoaderConfig(num_workers=top), top, wanted, self.guard,
+                           main_mib=self._read())
+
+    def room(self, config: LoaderConfig) -> str | None:
+        """Why `config`'s pool would not fit in RAM or /dev/shm now, else None: every candidate
+        is checked before it starts, not only a range that grows."""
+        return self.guard.skip_reason(config, main_mib=self._read())
+
+    def _read(self) -> float:
+        """The process alone, now; the running pool's largest worker teaches what one costs."""
         me = psutil.Process()
         self.guard.worker_mib = max([self.guard.worker_mib, *map(pss_mib, me.children(recursive=True))])
-        return fitting_top(LoaderConfig(num_workers=top), top, wanted, self.guard,
-                           main_mib=pss_mib(me))
+        return pss_mib(me)

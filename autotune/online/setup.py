@@ -132,8 +132,9 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
                              warmup_steps=opts.warmup_steps,
                              min_windows=opts.min_windows,
                              max_windows=opts.max_windows)
+    memory = PoolMemory(ranks=ranks)
     return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
-                     fits=PoolMemory(ranks=ranks), ram=pool_pss_mib)
+                     fits=memory, ram=pool_pss_mib, room=memory.room)
 
 
 def not_tunable(loader: Any) -> str | None:
