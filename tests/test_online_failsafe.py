@@ -45,10 +45,9 @@ def _torch_batches(dataset) -> list[list[int]]:
 
 def _train(dataset, tmp_path, fake_clock=False, **kwargs) -> tuple[list[list[int]], Any]:
     """EPOCHS epochs of `dataset`; on a fake clock, the same path every run (the same calls)."""
+    online = {**QUICK, "results_dir": str(tmp_path), "name": "t", **kwargs.pop("online", {})}
     loader = autotune.DataLoader(dataset, batch_size=BATCH, shuffle=True,
-                                 generator=torch.Generator().manual_seed(0),
-                                 online={**QUICK, "results_dir": str(tmp_path), "name": "t"},
-                                 **kwargs)
+                                 generator=torch.Generator().manual_seed(0), online=online, **kwargs)
     if fake_clock:
         loader.tune_with(loader._session.policy, clock=StepClock(
             lambda: loader.config, (0.010, 0.006, 0.004),
@@ -173,6 +172,8 @@ class HangsInWorker(Slow):
     pytest.param(KilledInWorker, "exited unexpectedly", {}, marks=pytest.mark.slow),
     # torch takes a timeout with workers only: the script's own configuration has one.
     (HangsInWorker, "timed out", {"timeout": 1.0, "num_workers": 1}),
+    # The script set no timeout (torch's default): the tuner's own candidates have one.
+    (HangsInWorker, "timed out", {"online": {"candidate_timeout_s": 1.0}}),
 ])
 def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(dataset, message, kwargs,
                                                                         tmp_path):

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import torch
 
 from autotune.online.index_stream import IndexStream
-from autotune.online.inner import unwatched
+from autotune.online.inner import timed, unwatched
 from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
 
@@ -109,6 +109,7 @@ class OnlineEpoch(Iterator[Any]):
                 continue
             if config != s.given:
                 unwatched(self._inner)
+                timed(self._inner, s.inner.candidate_timeout_s)
             self._config = config
             s.running, s.running_config = self._inner, config
             return

@@ -5,6 +5,7 @@ loader once: they refer to nothing of it (see index_stream.Feed)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sized
 
@@ -31,6 +32,7 @@ class InnerLoaders:
     generator: torch.Generator | None  # the user's: only an IterableDataset's loader draws from it
     auto_collation: bool
     index_sampler: Sized  # the user's (batch_)sampler, for len()
+    candidate_timeout_s: float = 0.0  # a tuned pool's wait for a batch (timed(); 0: none)
     feed: Feed = field(default_factory=Feed)
 
     @classmethod
@@ -42,7 +44,7 @@ class InnerLoaders:
         return cls(common, loader.multiprocessing_context,
                    isinstance(loader.dataset, IterableDataset), loader.batch_size,
                    loader.drop_last, loader.generator, loader._auto_collation,
-                   loader._index_sampler)
+                   loader._index_sampler, loader.online.candidate_timeout_s)
 
     def build(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         """A torch DataLoader for `config`: over the feed's stream, its workers' base seed drawn
@@ -76,3 +78,29 @@ def unwatched(iterator: Any) -> None:
         iterator._worker_pids_set = False
     except Exception:  # noqa: BLE001 - another torch: its watch stays, its errors are caught later
         pass
+
+
+def timed(iterator: Any, timeout_s: float) -> None:
+    """A tuned configuration's pool that hangs (a worker alive but stuck) fails after `timeout_s`
+    without a batch, and the loader replaces the configuration; with torch's default timeout=0
+    it would wait forever. Not torch's own `timeout`: with one, torch looks at its workers only
+    when it runs out, and a killed worker (no longer on the SIGCHLD watch, unwatched()) would
+    be found `timeout_s` late instead of within torch's status-check interval. Where the script
+    set a timeout, torch's applies."""
+    try_get = getattr(iterator, "_try_get_data", None)
+    if (try_get is None or timeout_s <= 0 or getattr(iterator, "_timeout", 0) > 0
+            or getattr(iterator, "_autotune_timed", False)):  # a persistent pool's, iterated again
+        return
+    empty_s = [0.0]  # the current run of status checks that found no batch
+
+    def try_get_data(*args: Any, **kwargs: Any) -> Any:
+        began = time.monotonic()
+        success, data = try_get(*args, **kwargs)
+        empty_s[0] = 0.0 if success else empty_s[0] + time.monotonic() - began
+        if empty_s[0] >= timeout_s:
+            raise RuntimeError(f"DataLoader timed out after {timeout_s:g} seconds (autotune's"
+                               " candidate_timeout_s: a tuned configuration's pool hung)")
+        return success, data
+
+    iterator._try_get_data = try_get_data
+    iterator._autotune_timed = True

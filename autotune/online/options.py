@@ -46,6 +46,10 @@ class OnlineOptions(BaseModel):
     min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
     max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied
     cuda: bool | None = None  # pin_memory is tuned where CUDA is used (default: it is available)
+    # Where the script set no `timeout`: the most a configuration the tuner chose waits for one
+    # batch before it counts as failed (a hung worker) and the configuration the script gave
+    # takes over. The script's own configuration keeps torch's behaviour: no timeout.
+    candidate_timeout_s: float = Field(300.0, gt=0)
 
     @field_validator("fixed", mode="before")
     @classmethod
