@@ -36,6 +36,9 @@ def test_two_ways_give_the_figures_and_no_defaults_ratio():
     assert _chosen(done) == "w2 pf2 (all 2 ranks)"
     split = done.model_copy(update={"rank_choices": ["w2 pf2", "w3 pf2"]})
     assert _chosen(split) == "w2 pf2 (ranks: w2 pf2, w3 pf2)"
+    # the choice turned persistence off within an epoch: the ranks still run the candidate
+    persisted = done.model_copy(update={"rank_choices": ["w2 pf2 persist", "w2 pf2 persist"]})
+    assert _chosen(persisted) == "w2 pf2 (all 2 ranks running w2 pf2 persist)"
 
 
 def test_ranks_name_their_own_results_and_need_online():

@@ -207,7 +207,9 @@ def _chosen(r: OnlineRound) -> str:
     if not r.rank_choices or len(r.rank_choices) < 2:
         return chosen
     if len(set(r.rank_choices)) == 1:
-        return f"{chosen} (all {len(r.rank_choices)} ranks)"
+        running = r.rank_choices[0]  # persistence turned off acts at the next epoch, if any
+        return (f"{chosen} (all {len(r.rank_choices)} ranks)" if running == chosen else
+                f"{chosen} (all {len(r.rank_choices)} ranks running {running})")
     return f"{chosen} (ranks: {', '.join(c or 'exploring' for c in r.rank_choices)})"
 
 
