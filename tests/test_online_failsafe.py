@@ -14,11 +14,14 @@ import pytest
 import torch
 
 import autotune
+from autotune.online import epoch as epoch_module
 from autotune.online import finish, registry, setup
+from autotune.online import loader as loader_module
 from autotune.online import session as session_module
 from autotune.online.inner import TORCH_DATALOADER
 from autotune.online.measurement import Measurement
-from autotune.online.meter import Meter
+from autotune.online.meter import Ledger, Meter
+from autotune.online.pool_memory import PoolMemory
 from autotune.online.policy import HillClimb
 from autotune.recipe.model import load_recipe
 from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
@@ -75,6 +78,18 @@ COMPONENTS = {
     "finish.measured_block": (finish, "measured_block"),
     "finish.report": (finish, "report"),
     "registry (each step)": (session_module, "registry"),
+    "session.see_batch": (session_module.Session, "see_batch"),
+    "session.delivered": (session_module.Session, "delivered"),
+    "ledger.add": (Ledger, "add"),
+    "outbox.write": (finish.Outbox, "write"),
+    "outbox.publish": (finish.Outbox, "publish"),
+    "memory.learn_batch": (PoolMemory, "learn_batch"),
+    "memory.room": (PoolMemory, "room"),
+    "setup.epoch_starts": (loader_module, "epoch_starts"),
+    "setup.join_ranks": (setup, "join_ranks"),
+    "run_length.from_stack": (setup, "from_stack"),
+    "inner.unwatched": (epoch_module, "unwatched"),
+    "inner.timed": (epoch_module, "timed"),
 }
 
 

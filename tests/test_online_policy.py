@@ -12,6 +12,8 @@ from autotune.online.finish import range_fields
 from autotune.online.climb_types import ClimbSettings, StopReason
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
+from autotune.online.measurement import Measurement
+from autotune.online.climb_types import Verdict
 from autotune.space.config import LoaderConfig
 
 
@@ -428,3 +430,14 @@ def test_a_candidate_that_would_not_fit_in_memory_is_never_started():
                for c in refused)
     assert climb.best.config.num_workers <= 2 and climb.current.num_workers <= 2
     assert not climb.exploring
+
+
+def test_a_best_measured_at_no_batches_per_second_is_never_divided_by():
+    """pytorch/examples' imagenet validation loader (10 batches, no shuffle): a window over the
+    epoch's drained tail read 0 batches/s, and `verdict` divided by it (ZeroDivisionError in the
+    user's training). A rate of 0 leaves the verdict open."""
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    best = Measurement(LoaderConfig(), rates=[0.0, 0.0], spans=[0.5, 0.5])
+    cand = Measurement(LoaderConfig(num_workers=2), rates=[10.0, 10.0], spans=[0.5, 0.5])
+    assert best.mean == 0.0
+    assert climb.verdict(best, cand) is Verdict.OPEN

@@ -194,3 +194,33 @@ def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_pat
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "SCRIPT-RAN" in done.stdout and "EXIT 0" in done.stdout, done.stdout + done.stderr
     assert "HEAVY []" in done.stdout
+
+
+@pytest.mark.parametrize("handled, code", [(True, 5), (False, 130)])
+def test_sigint_to_the_group_ends_the_script_not_autotune_run_which_reports_and_passes_its_code(
+        tmp_path, handled, code):
+    """Ctrl-C: SIGINT to the whole process group, as a terminal sends it. `autotune run` survives
+    it, waits for the script to end, says what it wrote and returns the script's code (130 where
+    the script died of the signal)."""
+    import signal
+    import time
+    script = tmp_path / "waits.py"
+    ready = tmp_path / "ready"
+    handler = "signal.signal(signal.SIGINT, lambda *a: sys.exit(5))" if handled else ""
+    script.write_text(textwrap.dedent(f"""
+        import signal, sys, time
+        {handler}
+        open({str(ready)!r}, "w").write("")
+        time.sleep(60)
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "autotune", "run", "--results-dir",
+                             str(tmp_path / "r"), str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == code, out
+    assert "no loader was tuned" in out  # it went on to report, after the signal
+    assert "autotune/cli" not in out  # no traceback of autotune run's own (the script's may be)

@@ -108,8 +108,8 @@ class OnlineEpoch(Iterator[Any]):
                 config = fallback
                 continue
             if config != s.given:
-                unwatched(self._inner)
-                timed(self._inner, s.inner.candidate_timeout_s)
+                s.guard.call(unwatched, self._inner)
+                s.guard.call(timed, self._inner, s.inner.candidate_timeout_s)
             self._config = config
             s.running, s.running_config = self._inner, config
             return

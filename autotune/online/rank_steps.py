@@ -23,6 +23,10 @@ class RankSteps:
     def _follow(self, step: Step) -> LoaderConfig | None:
         """A following rank: it reports its waiting and switches where the leader said."""
         assert self.lockstep is not None and isinstance(self.policy, Follower)
+        if not self.policy.exploring and not self.lockstep.queue:
+            # Exploring is over: the leader announces only at an epoch's end, read when the next
+            # starts (epoch_starting). A store round trip every step cost short steps ~5%.
+            return None
         self.lockstep.poll()
         if step.step_s is not None and step.segment_step > self.config.prefetch_depth:
             self.lockstep.waited(self.config.label(), step.wait_s, step.step_s)

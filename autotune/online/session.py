@@ -184,7 +184,7 @@ class Session(RankSteps, Recovery):
             self._conclude()
         was_exploring = self.policy.exploring
         nxt = self.policy.observe(step)
-        if self.lockstep is not None and step.index % PUBLISH_EVERY == 0:
+        if self.lockstep is not None and self.policy.exploring and step.index % PUBLISH_EVERY == 0:
             self._read_peers()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=nxt is not None)
