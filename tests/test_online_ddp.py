@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from autotune.space.cpus import usable_cpus
+from autotune.space.space import max_workers_for
 from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
 
 SCRIPT = FRAMEWORKS / "ddp_train.py"
@@ -47,6 +48,13 @@ def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_
     assert env["ranks_per_node"] == 2  # found as the launcher set them, even where none says
     assert env["usable_cpus"] == max(1, usable_cpus(ranks=1).count // 2)  # the node's CPUs shared
     assert recipe.measured.trials >= 2 and recipe.measured.exploration_steps > 0
+    # The attribute reads the workers running (it read 0 throughout), within the range this
+    # rank's share of the node started at, or grew to on measured gains.
+    workers = int(re.match(r"w(\d+) ", configs["0"]).group(1))
+    m = recipe.measured
+    started_at = m.worker_range_grown_from or m.max_workers_searched
+    assert started_at == max_workers_for(env["usable_cpus"])
+    assert 1 <= workers <= m.max_workers_searched, (configs, m)
 
 
 @pytest.mark.gpu

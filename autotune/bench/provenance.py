@@ -36,3 +36,6 @@ class Recorded(BaseModel):
     command: str
     commit: str | None = None  # the code measured (git_commit); None: not recorded
     historical: str | None = None  # why a committed file is a past record, not today's code
+    # Added after the run, where a target was missed: each miss, its numbers and its cause, with
+    # the evidence file that shows it.
+    notes: list[str] = Field(default_factory=list)

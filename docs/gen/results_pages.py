@@ -17,6 +17,7 @@ from autotune.space.config import LoaderConfig
 BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
 ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
+          "results/bench/online-ranks2-misses/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
@@ -45,6 +46,8 @@ def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
         source, data = _load(rel)
         report = model.model_validate(data)
         lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), ""]
+        if report.notes:
+            lines += ["The misses, explained after the run:", "", *(f"- {n}" for n in report.notes), ""]
     return lines
 
 
