@@ -57,6 +57,21 @@ def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_
     assert 1 <= workers <= m.max_workers_searched, (configs, m)
 
 
+@pytest.mark.slow
+def test_a_rank_that_stops_iterating_never_holds_the_others(tmp_path):
+    """The leader stops iterating mid-exploration; the follower trains every epoch to the end on
+    its own configuration (its waits for the leader are bounded), and the script ends."""
+    launch = [a.replace("{port}", _free_port()) for a in LAUNCHES["torchrun"]]
+    command = (autotune_run_command(tmp_path / "results", "x")[:-2] + launch[:-1]
+               + ["torchrun-leader-stops", "3200", "3"])
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, output_tail(done)
+    seen = {r: (int(n), int(per)) for r, n, per in
+            re.findall(r"^RANK (\d) BATCHES (\d+) OF (\d+)$", done.stdout, re.MULTILINE)}
+    assert seen["0"][0] == 6, output_tail(done)
+    assert seen["1"][0] == 3 * seen["1"][1], output_tail(done)  # every batch of every epoch
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2,
                     reason="NCCL ranks need a GPU each: two GPUs")

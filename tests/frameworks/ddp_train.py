@@ -4,7 +4,7 @@ runs it under `autotune run`. Each rank prints `RANK r CONFIG <the loader's conf
 the end, as the loader's attributes read it.
 
     python ddp_train.py spawn|lightning ITEMS EPOCHS
-    torchrun --nproc-per-node 2 ddp_train.py torchrun|torchrun-nccl ITEMS EPOCHS
+    torchrun --nproc-per-node 2 ddp_train.py torchrun|torchrun-nccl|torchrun-leader-stops ITEMS EPOCHS
 
 `torchrun-nccl` is the same loop on one GPU per rank, NCCL's all-reduce.
 """
@@ -98,6 +98,29 @@ def lightning(items: int, epochs: int) -> None:
     _say(trainer.global_rank, _config(used))
 
 
+def leader_stops(items: int, epochs: int) -> None:
+    """Rank 0 stops iterating its loader six steps into the first epoch (an error it caught, an
+    early exit) and waits at the script's own barrier; rank 1 trains every epoch. The step has
+    no all-reduce, so nothing of the training holds rank 1 to rank 0: only autotune's lockstep
+    could, and it must not."""
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    data = Items(items)
+    loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data, world, rank, seed=0))
+    seen = 0
+    for epoch in range(epochs if rank else 1):
+        loader.sampler.set_epoch(epoch)
+        for i, _ in enumerate(loader):
+            seen += 1
+            time.sleep(STEP_S)
+            if rank == 0 and i == 5:
+                break
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), f"RANK {rank} BATCHES {seen} OF {len(loader)}\n".encode())
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 def main() -> None:
     mode, items, epochs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     torch.manual_seed(0)
@@ -111,6 +134,8 @@ def main() -> None:
         dist.init_process_group("nccl")
         train(dist.get_rank(), dist.get_world_size(), items, epochs, device=f"cuda:{local}")
         dist.destroy_process_group()
+    elif mode == "torchrun-leader-stops":
+        leader_stops(items, epochs)
     elif mode == "spawn":
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
