@@ -16,7 +16,7 @@ import torch
 from autotune import environment
 from autotune.online import at_exit
 from autotune.online.options import TUNED
-from autotune.online.measurement import NOT_RUN, Measurement
+from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
@@ -61,7 +61,7 @@ def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: Lo
         speedup=round(rate / base, 3) if rate and base else None,
         data_wait_pct=None if m is None or m.wait_pct is None else round(m.wait_pct, 2),
         startup_s=None if m is None or m.startup_s is None else round(m.startup_s, 3),
-        trials=sum(not (f.failed or '').startswith(NOT_RUN) for f in climb.measured.values()),
+        trials=sum(not f.refused for f in climb.measured.values()),
         measurements=None if m is None else m.n,
         noise_pct=None if cv is None else round(100 * cv, 2),
         exploration_steps=ledger.explore_steps, exploration_cost_s=_round(cost_s, 3),

@@ -14,6 +14,7 @@ from autotune.space.config import LoaderConfig
 
 NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_try)
 
+
 @dataclass
 class Measurement:
     config: LoaderConfig
@@ -69,6 +70,11 @@ class Measurement:
     def remeasure(self) -> None:
         self._new_window()
         self.fresh_from = len(self.rates)
+
+    @property
+    def refused(self) -> bool:
+        """Never started: its pool would not have fit (plan.py:_try). Not a trial."""
+        return (self.failed or "").startswith(NOT_RUN)
 
     @property
     def counted(self) -> list[float]:

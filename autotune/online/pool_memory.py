@@ -35,7 +35,8 @@ class PoolMemory:
     largest worker teaches the guard what one more costs (its children are the loader's workers),
     the process alone is the rest, and the first batch delivered what each batch in flight needs
     of /dev/shm. Read before each candidate starts and when the range would grow: a few
-    milliseconds, a few times a run. The RAM budget and the free /dev/shm are this rank's share of the node's (`ranks`)."""
+    milliseconds, a few times a run. The RAM budget and the free /dev/shm are this rank's share
+    of the node's (`ranks`)."""
 
     def __init__(self, guard: MemoryGuard | None = None, ranks: int = 1):
         ranks = max(1, ranks)
