@@ -156,23 +156,29 @@ def test_exit_codes_are_the_shells():
     assert exit_code(0) == 0 and exit_code(3) == 3 and exit_code(-15) == 143 and exit_code(-2) == 130
 
 
-def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
-    import signal
+def _wait_under_autotune_run(tmp_path: Path, handlers: str) -> subprocess.Popen:
+    """`autotune run` on a script that installs `handlers`, says it is ready and sleeps; returned
+    once it is ready. autotune run leads a session of its own (its group id is its pid)."""
     import time
-    script = tmp_path / "waits.py"
-    ready = tmp_path / "ready"
-    script.write_text(textwrap.dedent(f"""
+    script, ready = tmp_path / "waits.py", tmp_path / "ready"
+    script.write_text(textwrap.dedent("""
         import signal, sys, time
-        signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))
-        open({str(ready)!r}, "w").write("")
+        {handlers}
+        open({ready!r}, "w").write("")
         time.sleep(60)
-    """))
+    """).format(handlers=handlers, ready=str(ready)))
     proc = subprocess.Popen([sys.executable, "-m", "autotune", "run", "--results-dir",
                              str(tmp_path / "r"), str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    return proc
+
+
+def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
+    import signal
+    proc = _wait_under_autotune_run(tmp_path, "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 7  # the script's own handler decided, and its code came back
 
@@ -196,32 +202,46 @@ def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_pat
     assert "HEAVY []" in done.stdout
 
 
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-autotune-run", "to-the-group"])
 @pytest.mark.parametrize("handled, code", [(True, 5), (False, 130)])
-def test_sigint_reaches_the_script_and_autotune_run_reports_and_passes_its_code(
-        tmp_path, handled, code):
-    """SIGINT to `autotune run` (as a scheduler sends it): it survives it, passes it on, waits for
-    the script to end, says what it wrote and returns the script's code (130 where the script
-    died of the signal). Sent to the whole group outside a terminal, the script can get it twice
-    (a known gap: it failed 1 run in 3 here)."""
+def test_sigint_reaches_the_script_once_and_autotune_run_reports_and_passes_its_code(
+        tmp_path, handled, code, to_group):
+    """SIGINT to `autotune run` alone, or to its whole process group (as a supervisor or
+    `kill -INT -PGID` sends it), outside a terminal: the script gets it once, autotune run
+    survives it, waits for the script to end, says what it wrote and returns the script's code
+    (130 where the script died of the signal). A second SIGINT would end a script whose handler
+    exits with 5 with 130 instead, while its handler ran."""
     import signal
-    import time
-    script = tmp_path / "waits.py"
-    ready = tmp_path / "ready"
-    handler = "signal.signal(signal.SIGINT, lambda *a: sys.exit(5))" if handled else ""
-    script.write_text(textwrap.dedent(f"""
-        import signal, sys, time
-        {handler}
-        open({str(ready)!r}, "w").write("")
-        time.sleep(60)
-    """))
-    proc = subprocess.Popen([sys.executable, "-m", "autotune", "run", "--results-dir",
-                             str(tmp_path / "r"), str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not ready.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGINT)
+    calls = tmp_path / "calls"
+    # The handler notes each call and takes a second to exit: a second SIGINT would be seen.
+    handler = (f"signal.signal(signal.SIGINT, lambda *a: (open({str(calls)!r}, 'a').write('x'),"
+               " time.sleep(1), sys.exit(5)))" if handled else "")
+    proc = _wait_under_autotune_run(tmp_path, handler)
+    if to_group:
+        os.killpg(proc.pid, signal.SIGINT)  # start_new_session: its group id is its pid
+    else:
+        os.kill(proc.pid, signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == code, out
+    assert not handled or calls.read_text() == "x"  # once
     assert "no loader was tuned" in out  # it went on to report, after the signal
     assert "autotune/cli" not in out  # no traceback of autotune run's own (the script's may be)
+
+
+def test_a_script_whose_autotune_run_is_killed_does_not_train_on_as_an_orphan(tmp_path):
+    """Outside a terminal the script has a process group of its own (so that a signal to the
+    group reaches it once); SIGKILL to autotune run's group then no longer reaches it, so it is
+    sent SIGTERM when autotune run dies (Linux)."""
+    import signal
+    import time
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux's")
+    ended = tmp_path / "ended"
+    proc = _wait_under_autotune_run(tmp_path, "signal.signal(signal.SIGTERM, lambda *a:"
+                                    f" (open({str(ended)!r}, 'w').write('SIGTERM'), sys.exit(0)))")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while not ended.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ended.read_text() == "SIGTERM"

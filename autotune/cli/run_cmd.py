@@ -100,7 +100,8 @@ def run(
     check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it
     before = run_dirs(results, ONLINE_PREFIX)
     try:
-        child = subprocess.Popen(command, env=child_environment(options))
+        child = subprocess.Popen(command, env=child_environment(options),
+                                 preexec_fn=None if _from_terminal() else _own_group)
     except FileNotFoundError:
         raise OptionsError(f"autotune run: command not found: {command[0]}") from None
     with forwarded_signals(child):
@@ -125,10 +126,14 @@ def exit_code(returncode: int) -> int:
 @contextmanager
 def forwarded_signals(child: subprocess.Popen) -> Iterator[None]:
     """SIGINT and SIGTERM sent to `autotune run` go to the command, which writes its results and
-    ends; this process waits for it. Ctrl-C in a terminal signals the whole foreground group, the
-    command included: it is not sent twice (a second KeyboardInterrupt could cut its exit short)."""
+    ends; this process waits for it. Each reaches the command once: a second KeyboardInterrupt
+    could cut its exit short. In a terminal's foreground the command shares this process group,
+    so Ctrl-C (sent to the group) already reached it and is not forwarded; elsewhere the command
+    has a group of its own (`_own_group`), so a signal to this group reaches it only from here."""
+    shared_group = _same_group(child.pid)
+
     def forward(signum: int, _frame: object) -> None:
-        if signum == signal.SIGINT and _from_terminal():
+        if signum == signal.SIGINT and shared_group and _from_terminal():
             return
         try:
             child.send_signal(signum)
@@ -141,6 +146,31 @@ def forwarded_signals(child: subprocess.Popen) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _own_group() -> None:
+    """In the child, before the command starts: a process group of its own, so that a signal sent
+    to autotune run's group (`kill -INT -PGID`, a supervisor) is not delivered twice. Since a
+    signal to the group, SIGKILL included, no longer reaches it, it gets SIGTERM if autotune run
+    dies (Linux), rather than training on as an orphan."""
+    parent = os.getppid()
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        pr_set_pdeathsig = 1
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # autotune run died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _same_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == os.getpgrp()
+    except OSError:
+        return True
 
 
 def _from_terminal() -> bool:
