@@ -245,3 +245,27 @@ def test_a_script_whose_autotune_run_is_killed_does_not_train_on_as_an_orphan(tm
     while not ended.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ended.read_text() == "SIGTERM"
+
+
+def test_a_signal_before_the_script_has_started_is_sent_to_it_once_it_has():
+    """autotune run's handlers are in place before the script starts; a SIGTERM that came in
+    between is not lost (nor does it end autotune run, leaving the script without it)."""
+    import signal
+    from autotune.cli.run_cmd import forwarded_signals
+
+    class Child:
+        pid = os.getpid()
+        got: list[int] = []
+
+        def send_signal(self, signum: int) -> None:
+            self.got.append(signum)
+
+    child = Child()
+    with forwarded_signals() as started:
+        os.kill(os.getpid(), signal.SIGTERM)  # handled at once, in this (the main) thread
+        assert child.got == []
+        started(child)
+        assert child.got == [signal.SIGTERM]
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert child.got == [signal.SIGTERM, signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

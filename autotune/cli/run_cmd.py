@@ -20,7 +20,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 from typing import Optional
 
 import typer
@@ -99,12 +99,15 @@ def run(
     command = command_line(list(ctx.args))
     check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it
     before = run_dirs(results, ONLINE_PREFIX)
-    try:
-        child = subprocess.Popen(command, env=child_environment(options),
-                                 preexec_fn=None if _from_terminal() else _own_group)
-    except FileNotFoundError:
-        raise OptionsError(f"autotune run: command not found: {command[0]}") from None
-    with forwarded_signals(child):
+    # The handlers are in place before the script starts: a signal that came before them would
+    # end autotune run, leaving the script (in a group of its own) without it.
+    with forwarded_signals() as started:
+        try:
+            child = subprocess.Popen(command, env=child_environment(options),
+                                     preexec_fn=None if _from_terminal() else _own_group)
+        except FileNotFoundError:
+            raise OptionsError(f"autotune run: command not found: {command[0]}") from None
+        started(child)
         code = child.wait()
     folders = new_run_folders(results, before)
     for folder in folders:
@@ -124,25 +127,39 @@ def exit_code(returncode: int) -> int:
 
 
 @contextmanager
-def forwarded_signals(child: subprocess.Popen) -> Iterator[None]:
+def forwarded_signals() -> Iterator[Callable[[subprocess.Popen], None]]:
     """SIGINT and SIGTERM sent to `autotune run` go to the command, which writes its results and
     ends; this process waits for it. Each reaches the command once: a second KeyboardInterrupt
     could cut its exit short. In a terminal's foreground the command shares this process group,
     so Ctrl-C (sent to the group) already reached it and is not forwarded; elsewhere the command
-    has a group of its own (`_own_group`), so a signal to this group reaches it only from here."""
-    shared_group = _same_group(child.pid)
+    has a group of its own (`_own_group`), so a signal to this group reaches it only from here.
+    Yields `started(child)`; a signal that comes before the command has started is sent to it
+    then."""
+    child: list[subprocess.Popen] = []
+    pending: list[int] = []
+    shared_group = [False]
 
-    def forward(signum: int, _frame: object) -> None:
-        if signum == signal.SIGINT and shared_group and _from_terminal():
-            return
+    def send(signum: int) -> None:
         try:
-            child.send_signal(signum)
+            child[0].send_signal(signum)
         except ProcessLookupError:
             pass
 
+    def forward(signum: int, _frame: object) -> None:
+        if not child:
+            pending.append(signum)
+        elif not (signum == signal.SIGINT and shared_group[0] and _from_terminal()):
+            send(signum)
+
+    def started(process: subprocess.Popen) -> None:
+        shared_group[0] = _same_group(process.pid)
+        child.append(process)
+        while pending:
+            send(pending.pop(0))
+
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield started
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
