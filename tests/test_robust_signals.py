@@ -5,6 +5,7 @@ run with the report written and no process left; --resume then finishes the stud
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -68,21 +69,42 @@ def _stored_trials(run_dir: Path):
     return trials_of(open_study(seed=0, storage=journal, study_name=names[0]))
 
 
+def _born_after(proc: subprocess.Popen, seen: set[int], t: float) -> list[psutil.Process]:
+    """The tuner's workers started after time `t` (time.time()): a pool that is new, not one
+    ending."""
+    fresh = []
+    for p in _workers(proc, seen):
+        try:
+            if p.create_time() >= t:
+                fresh.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return fresh
+
+
 def test_sigkill_of_a_worker_mid_burst_fails_that_trial_only(tmp_path):
-    proc = _start(tmp_path, "--trials", "3", workload="sluggish")
+    proc = _start(tmp_path, "--trials", "4", workload="sluggish")
     seen: set[int] = set()
     # Trial 0 (no workers) comes after the probes, whose loaders start workers of their own.
     _wait_for(lambda: _measured_yet(tmp_path), "a measured trial", proc)
-    _wait_for(lambda: _workers(proc, seen), "a burst with workers", proc)
-    time.sleep(0.1)  # inside the burst: start-up, warm-up and a window of at least 0.5 s
-    victim = _workers(proc, seen)[0].pid
+    # A pool born after that was seen. On a busy machine the test can see trial 0 stored only as
+    # the next trial's burst ends, and a worker killed as its pool shuts down fails nothing (the
+    # likeliest cause of 2 failures in 3 runs of the #23 checks, whose table named no failed
+    # worker). A burst lasts its start-up, warm-up and a 0.5 s window of 50 ms items: 0.1 s after
+    # its workers are born is inside it.
+    measured_at = time.time()
+    _wait_for(lambda: _born_after(proc, seen, measured_at), "a burst with new workers", proc)
+    time.sleep(0.1)
+    victim = _born_after(proc, seen, measured_at)[0].pid
     os.kill(victim, signal.SIGKILL)
     out, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 0, err
     table = (_run_dir(tmp_path) / "trials.md").read_text()
-    assert f"failed: DataLoader worker (pid {victim}" in table
+    # torch names the worker one of two ways, by which of its checks saw the death first: its
+    # SIGCHLD handler ("(pid N) is killed by signal") or the data queue's ("(pid(s) N) exited").
+    assert re.search(rf"failed: DataLoader worker \(pid(\(s\))? {victim}\b", table), table
     trials = [t for t in _stored_trials(_run_dir(tmp_path)) if t.phase == "search"]
-    assert len(trials) == 3 and sum(t.status == "failed" for t in trials) == 1
+    assert len(trials) == 4 and sum(t.status == "failed" for t in trials) == 1
     assert alive(seen) == []
 
 
