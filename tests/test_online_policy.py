@@ -388,7 +388,7 @@ def test_the_worker_range_stops_at_max_workers_and_where_memory_runs_out():
 def test_each_configuration_reads_its_ram_once_for_the_cost_order():
     reads = []
 
-    def ram() -> float:
+    def ram(config) -> float:
         reads.append(1)
         return 1000.0 + 100.0 * len(reads)  # every later configuration holds more
 

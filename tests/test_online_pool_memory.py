@@ -64,3 +64,55 @@ def test_room_refuses_a_candidate_whose_pool_would_not_fit_now():
     assert roomy.room(LoaderConfig(num_workers=4, prefetch_factor=4)) is None
     tight = PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0))
     assert "over the budget of 1 MiB" in tight.room(LoaderConfig(num_workers=4))
+
+
+def test_the_cost_orders_ram_is_read_off_the_loop_and_kept_for_its_own_configuration():
+    import threading
+    from autotune.online.pool_memory import RamReading
+
+    release = threading.Event()
+    values = iter([700.0, 900.0])
+
+    def slow_read() -> float:
+        release.wait(10)
+        return next(values)
+
+    a, b = LoaderConfig(num_workers=2), LoaderConfig(num_workers=4)
+    reading = RamReading(slow_read)
+    assert reading(a) is None  # started on a thread; the window's end does not wait for it
+    assert reading(a) is None  # still reading
+    release.set()
+    reading._thread.join(10)
+    assert reading(a) == 700.0
+    assert reading(b) is None  # a new reading, for b
+    reading._thread.join(10)
+    assert reading(a) is None  # b's reading is not a's: dropped, and a's taken anew
+    reading._thread.join(10)
+
+    def broken() -> float:
+        raise OSError("no /proc here")
+
+    failing = RamReading(broken)
+    assert failing(a) is None
+    failing._thread.join(10)
+    assert failing(a) is None  # no figure, and no error into the loop
+
+
+def test_the_check_reads_one_worker_the_largest(monkeypatch):
+    """The check's reading of the pool is its largest worker by RSS (free to read), not every
+    worker's PSS (a page-table walk each)."""
+    from torch.utils.data import DataLoader
+    memory = PoolMemory(MemoryGuard(budget_mib=1e9, batch_mib=0.0))
+    it = iter(DataLoader(list(range(64)), batch_size=4, num_workers=2))
+    next(it)
+    read: list[int] = []
+    real = pool_module.pss_mib
+
+    def counting(proc):
+        read.append(proc.pid)
+        return real(proc)
+
+    monkeypatch.setattr(pool_module, "pss_mib", counting)
+    assert memory.room(LoaderConfig(num_workers=2)) is None
+    del it
+    assert len(read) == 2 and memory.guard.worker_mib > 0  # this process and one worker

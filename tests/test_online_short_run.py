@@ -61,6 +61,21 @@ def test_a_known_run_stops_before_a_candidate_it_cannot_repay():
     assert short.current.num_workers == 5
 
 
+
+def test_a_candidate_the_run_cannot_repay_is_not_checked_for_memory_either():
+    """The memory check reads every process's PSS (milliseconds a worker): it comes after the
+    steps left have said a candidate is worth starting, not before."""
+    checked: list[LoaderConfig] = []
+
+    def room(config: LoaderConfig) -> None:
+        checked.append(config)
+        return None
+
+    short = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16, total_steps=160), room=room)
+    _fed_from(3, Loop(startup_s=0.3)).run(short)
+    assert short.stop_reason is StopReason.RUN_END
+    assert [c.num_workers for c in checked] == [5]  # the jump; not the 4 it stopped before
+
 def test_the_horizon_is_at_most_the_run():
     assert _settings(epoch_steps=16).horizon_steps == 600
     assert _settings(epoch_steps=16, total_steps=160).horizon_steps == 160

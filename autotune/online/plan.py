@@ -124,13 +124,19 @@ class ClimbPlan:
         known = self.measured.get(config)
         if known is not None and known.failed:
             return False
-        if known is None and (refused := self.room(config)) is not None:
-            # Not started: a pool that cannot fit would be killed, or fill /dev/shm, mid-epoch.
-            self.measured[config] = Measurement(config, failed=f"{NOT_RUN}{refused}")
-            return False
         verdict = (self.verdict(self.best, known) if known is not None and known.n else
                    (yield Request(config)))
         return self._adopt(self.measured[config], verdict)
+
+    def _refused(self, request: Request) -> bool:
+        """A new candidate whose pool would not fit in RAM or /dev/shm now is not started (it
+        would be killed, or fill /dev/shm, mid-epoch): it is recorded as not run."""
+        if request.again or request.config in self.measured:
+            return False
+        refused = self.room(request.config)
+        if refused is not None:
+            self.measured[request.config] = Measurement(request.config, failed=f"{NOT_RUN}{refused}")
+        return refused is not None
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""

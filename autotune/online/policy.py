@@ -79,10 +79,13 @@ class FixedPolicy:
 
 class HillClimb(ClimbPlan):
     def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
-                 fits: Fits = any_fits, ram: Callable[[], float | None] = lambda: None,
+                 fits: Fits = any_fits,
+                 ram: Callable[[LoaderConfig], float | None] = lambda config: None,
                  room: Callable[[LoaderConfig], str | None] = lambda config: None):
         self.settings = settings
-        self._ram = ram  # the RAM a configuration holds, read once while it runs (cost order)
+        # The RAM a configuration holds (cost order): asked at its window ends while it runs,
+        # until it answers (pool_memory.RamReading reads on a thread).
+        self._ram = ram
         self.room = room  # why a candidate would not fit in memory now, checked before it starts
         self.range = settings.worker_range(start, fits)
         self.tuned = tuned
@@ -120,7 +123,7 @@ class HillClimb(ClimbPlan):
         if not window_done:
             return None
         if m.ram_mib is None:
-            m.ram_mib = self._ram()
+            m.ram_mib = self._ram(m.config)
         verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None
@@ -140,6 +143,8 @@ class HillClimb(ClimbPlan):
             return self._stop(StopReason.BOUND)
         if not self._repays(nxt.config):
             return self._stop(StopReason.RUN_END)
+        if self._refused(nxt):  # last: reading the memory is what it costs (pool_memory.py)
+            return self._advance(Verdict.WORSE)
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch

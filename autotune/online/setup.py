@@ -26,7 +26,7 @@ from autotune.online.registry import registry, sequential
 from autotune.online.run_length import RunLength, from_stack
 from autotune.online.run_length import given as given_length
 from autotune.online.session import Session
-from autotune.online.pool_memory import PoolMemory, pool_pss_mib
+from autotune.online.pool_memory import PoolMemory, RamReading
 from autotune.online.workload import describe, differences, identity, machine_differences
 from autotune.recipe.model import Recipe, load_recipe
 from autotune.space.config import LoaderConfig
@@ -134,7 +134,7 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
                              max_windows=opts.max_windows)
     memory = PoolMemory(ranks=ranks)
     return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
-                     fits=memory, ram=pool_pss_mib, room=memory.room)
+                     fits=memory, ram=RamReading(), room=memory.room)
 
 
 def not_tunable(loader: Any) -> str | None:
