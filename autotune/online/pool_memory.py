@@ -73,9 +73,9 @@ class PoolMemory:
     """The worker range's `Fits` online, reading this process's memory now: the running pool's
     largest worker teaches the guard what one more costs (its children are the loader's workers),
     the process alone is the rest, and the first batch delivered what each batch in flight needs
-    of /dev/shm. Read before each candidate starts and when the range would grow: a few
-    milliseconds, a few times a run. The RAM budget and the free /dev/shm are this rank's share
-    of the node's (`ranks`)."""
+    of /dev/shm. Read before each candidate starts and when the range would grow: two PSS
+    readings, a few times a run. The RAM budget and the free /dev/shm are this rank's share of
+    the node's (`ranks`)."""
 
     def __init__(self, guard: MemoryGuard | None = None, ranks: int = 1):
         ranks = max(1, ranks)
