@@ -18,7 +18,8 @@ BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
 ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-ranks2-misses/online-ranks2.json",
-          "results/bench/short-run/online.json", "results/bench/online-window-s/online.json")
+          "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
+          "results/bench/online-subset-3rounds/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
