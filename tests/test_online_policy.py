@@ -412,6 +412,16 @@ def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
     assert climb._adopt(lean_unpinned, Verdict.TIED) and climb.best is lean_unpinned
 
 
+
+def test_ram_ranks_a_tie_only_where_both_were_read():
+    from autotune.online.climb_types import Verdict
+    from autotune.online.measurement import Measurement
+
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    climb.best = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=900.0)
+    unread = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True))
+    assert not climb._adopt(unread, Verdict.TIED)  # not "cheaper" for holding no figure yet
+
 def test_a_candidate_that_would_not_fit_in_memory_is_never_started():
     """Every candidate is checked before its pool starts, not only where the range grows: a
     refused one is recorded as not run, never chosen, and the climb goes on without it."""

@@ -142,7 +142,11 @@ class ClimbPlan:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
         if cand.failed:
             return False
-        cheaper = cost(cand.config, cand.ram_mib) < cost(self.best.config, self.best.ram_mib)
+        # RAM ranks only where both were read (a reading runs on a thread and may not be in yet):
+        # an unread one would count as none held.
+        rams = (cand.ram_mib, self.best.ram_mib)
+        cand_ram, best_ram = (None, None) if None in rams else rams
+        cheaper = cost(cand.config, cand_ram) < cost(self.best.config, best_ram)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
             self.best = cand
             return True
