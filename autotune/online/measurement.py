@@ -12,7 +12,7 @@ from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
 
 
-NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_try)
+NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_refused)
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Measurement:
     # (or NOT_RUN and why, where it was refused before its pool started)
     # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
     peer_wait_share: float | None = None
-    ram_mib: float | None = None  # the process and its workers' PSS, read once while it runs
+    ram_mib: float | None = None  # the process and its workers' PSS, read once (on a thread)
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 
@@ -73,7 +73,7 @@ class Measurement:
 
     @property
     def refused(self) -> bool:
-        """Never started: its pool would not have fit (plan.py:_try). Not a trial."""
+        """Never started: its pool would not have fit (plan.py:_refused). Not a trial."""
         return (self.failed or "").startswith(NOT_RUN)
 
     @property
