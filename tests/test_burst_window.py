@@ -2,7 +2,7 @@
 
 import pytest
 
-from autotune.burst.window import Mark, balanced, span_rate, window_complete, window_rate
+from autotune.burst.window import Mark, balanced, next_mark, span_rate, window_complete, window_rate
 
 RULES = dict(min_steps=4, min_seconds=0.1, tolerance=0.10)
 
@@ -80,3 +80,33 @@ def test_a_loop_that_waited_is_held_to_what_the_loader_produced():
     # Draining a backlog the loader made before the window: production, whatever the waits.
     drained = waited(marks([0.05] * 10, [8] + [7, 6, 5, 4, 3, 2, 2, 2, 2, 2]), [0.0] * 10)
     assert window_rate(drained) == pytest.approx((10 - 6) * 16 / 0.5)
+
+
+def pulled(step_s: list[float], wait_s: list[float], backlogs: list[int | None]) -> list[Mark]:
+    """Marks as the burst runner makes them (next_mark): step i took step_s[i], wait_s[i] of it
+    inside the pull; backlogs[i] is read after step i (backlogs[0] at the window's start)."""
+    out = [next_mark([], 0.0, 0, backlogs[0], 0.0)]
+    for dt, wait, level in zip(step_s, wait_s, backlogs[1:]):
+        last = out[-1]
+        out.append(next_mark(out, last.t + dt, last.samples + 16, level, last.waited + wait))
+    return out
+
+
+def test_a_ready_batchs_hand_over_is_the_loops_work_not_waiting():
+    # A 20 ms step behind a full buffer: every pull finds a batch and takes 1.5 ms to receive it.
+    # The loader fills the buffer (4 batches more at the end), the loop never waits for it: the
+    # rate is what the loop consumed, not 16 / 20 ms (hand-over counted as waiting: 800 samples/s).
+    window = pulled([0.0215] * 10, [0.0015] * 10, [4, 5, 5, 6, 6, 7, 7, 8, 8, 8, 8])
+    assert window_rate(window) == pytest.approx(160 / 0.215)
+
+
+def test_a_pull_that_found_the_buffer_empty_waited_for_the_loader():
+    # Half the pulls find the buffer empty and wait 30 ms; the loader made 10 + 4 batches, and
+    # the loop, had it not waited, could have taken more than that: production decides.
+    window = pulled([0.05] * 10, [0.03, 0.0] * 5, [0, 1, 0, 1, 0, 1, 0, 1, 0, 3, 4])
+    produced = (10 + 4) * 16 / 0.5
+    capacity = 160 / (0.5 - 5 * 0.03)
+    assert window_rate(window) == pytest.approx(min(produced, capacity))
+    # Where the backlog cannot be read, every wait counts, as before.
+    unknown = pulled([0.05] * 10, [0.03, 0.0] * 5, [None] * 11)
+    assert window_rate(unknown) == pytest.approx(160 / 0.5)

@@ -35,7 +35,7 @@ from autotune.burst.epoch import EpochLength, epoch_cost, epoch_length
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
-from autotune.burst.window import Mark, window_complete, window_rate
+from autotune.burst.window import next_mark, window_complete, window_rate
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
@@ -231,7 +231,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
     epochs_before = epochs_begun()
-    marks = [Mark(t_window, 0, backlog(), 0.0)]
+    marks = [next_mark([], t_window, 0, backlog(), 0.0)]
     samples = steps = 0
     last_report = t_window
     steady = False
@@ -242,7 +242,7 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         steps += 1
         samples += batch_samples(batch, workload.batch_size)
         now = time.perf_counter()
-        marks.append(Mark(now, samples, backlog(), clock.wall_total("wait")))
+        marks.append(next_mark(marks, now, samples, backlog(), clock.wall_total("wait")))
         elapsed = now - t_window
         if on_progress is not None and now - last_report >= 0.5:
             last_report = now

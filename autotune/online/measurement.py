@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autotune.burst.window import Mark, span_rate
+from autotune.burst.window import next_mark, span_rate
 from autotune.decision.rate import pooled_rate
 from autotune.decision.thresholds import WAITS_SHARE
 from autotune.online.meter import Step
@@ -128,5 +128,5 @@ def window_rate(steps: list[Step]) -> tuple[float, float]:
         if i:  # a step's wait lies inside its step time, which ends at its hand-out
             t += s.step_s or 0.0
             waited += s.wait_s
-        marks.append(Mark(t, i, s.backlog, waited))
+        marks.append(next_mark(marks, t, i, s.backlog, waited))
     return span_rate(marks, 0, len(marks) - 1), max(t, 1e-12)
