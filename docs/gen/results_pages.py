@@ -16,6 +16,8 @@ from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
+# Runs of a few workloads after the full one: a fix's effect, and a miss re-run to find its cause.
+OFFLINE_RERUNS = ("results/bench/hand-over/bench.json", "results/bench/tokenizer-drift/bench.json")
 ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-ranks2-misses/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
@@ -38,6 +40,12 @@ def _stamped(source: Source, body: str) -> list[str]:
     return lines + [body, ""]
 
 
+def _notes(report: Any) -> list[str]:
+    if not report.notes:
+        return []
+    return ["The misses, explained after the run:", "", *(f"- {n}" for n in report.notes), ""]
+
+
 def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
     """One section per results file: its command, its stamp, its table and its targets."""
     lines: list[str] = []
@@ -46,9 +54,8 @@ def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
             continue
         source, data = _load(rel)
         report = model.model_validate(data)
-        lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), ""]
-        if report.notes:
-            lines += ["The misses, explained after the run:", "", *(f"- {n}" for n in report.notes), ""]
+        lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), "",
+                  *_notes(report)]
     return lines
 
 
@@ -79,7 +86,8 @@ def offline_page() -> str:
         " against steady windows of a plain training loop. Every column shows the **worst** of"
         " the three tunings on its own measure. Columns and targets:"
         " [How it works: the search](../how-it-works/search.md#the-bench).", "",
-        *_stamped(source, table), bench_targets(report), "", *unseen,
+        *_stamped(source, table), bench_targets(report), "", *_notes(report), *unseen,
+        *_sections(OFFLINE_RERUNS, BenchReport, headline, bench_targets),
         "## Earlier: `autotune bench --quick`", "",
         quick.stamp(), "", '!!! note "Historical record"', f"    {quick.historical}", "",
         "Its table is in `results/bench/bench-quick.md`, in that day's format.", ""])
