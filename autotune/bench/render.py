@@ -117,7 +117,7 @@ def _details(row: BenchRow) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _notes(report: BenchReport | OnlineReport) -> list[str]:
+def notes_lines(report: BenchReport | OnlineReport) -> list[str]:
     """The misses, explained after the run (the results file's `notes`)."""
     if not report.notes:
         return []
@@ -150,7 +150,7 @@ def to_markdown(report: BenchReport) -> str:
         f" ({report.burst}); what each grid covers is given per workload below. Tuner budget"
         f" {report.tuner_budget_s:.0f}s.", "",
         bench_targets(report), "",
-        *_notes(report),
+        *notes_lines(report),
         "## Per workload", "",
     ]
     parts += [_details(r) for r in report.rows]

@@ -11,7 +11,8 @@ from sources import ROOT, Source, all_results, read
 
 from autotune.bench.model import AccuracyReport, BenchReport
 from autotune.bench.online_model import OnlineReport
-from autotune.bench.render import accuracy_table, bench_targets, headline, online_table, online_targets
+from autotune.bench.render import (accuracy_table, bench_targets, headline, notes_lines, online_table,
+                                   online_targets)
 from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
@@ -40,12 +41,6 @@ def _stamped(source: Source, body: str) -> list[str]:
     return lines + [body, ""]
 
 
-def _notes(report: Any) -> list[str]:
-    if not report.notes:
-        return []
-    return ["The misses, explained after the run:", "", *(f"- {n}" for n in report.notes), ""]
-
-
 def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
     """One section per results file: its command, its stamp, its table and its targets."""
     lines: list[str] = []
@@ -55,7 +50,7 @@ def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
         source, data = _load(rel)
         report = model.model_validate(data)
         lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), "",
-                  *_notes(report)]
+                  *notes_lines(report)]
     return lines
 
 
@@ -86,7 +81,7 @@ def offline_page() -> str:
         " against steady windows of a plain training loop. Every column shows the **worst** of"
         " the three tunings on its own measure. Columns and targets:"
         " [How it works: the search](../how-it-works/search.md#the-bench).", "",
-        *_stamped(source, table), bench_targets(report), "", *_notes(report), *unseen,
+        *_stamped(source, table), bench_targets(report), "", *notes_lines(report), *unseen,
         *_sections(OFFLINE_RERUNS, BenchReport, headline, bench_targets),
         "## Earlier: `autotune bench --quick`", "",
         quick.stamp(), "", '!!! note "Historical record"', f"    {quick.historical}", "",
