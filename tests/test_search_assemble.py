@@ -11,7 +11,6 @@ from autotune.recipe.model import RateSource
 from autotune.search.assemble import assemble, pick
 from autotune.search.budget import SAFETY, Budget
 from autotune.search.options import BurstOptions
-from autotune.search.phases import record
 from autotune.search.study import describe_study, open_study
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.search.trial_runner import keep_remeasurement, tell
@@ -96,33 +95,6 @@ def test_the_reserve_fits_two_re_measurements_and_the_record_burst_however_slow_
     assert budget.fits_before_record()
     clock.now += 0.5
     assert budget.fits_another() and not budget.fits_before_record()
-
-
-class _Stop:
-    requested = False
-
-
-class _Runner:
-    """What record() reads of a trial runner: the stop signals, the budget, and run()."""
-
-    def __init__(self, budget: Budget):
-        self.stop, self.budget, self.ran = _Stop(), budget, []
-
-    def run(self, config, phase):
-        self.ran.append((config, phase))
-
-
-def test_the_record_burst_runs_whatever_the_budget_left_and_only_a_signal_skips_it():
-    clock = Clock()
-    budget = Budget(10.0, clock=clock)
-    budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=4.0))])
-    clock.now += 9.5  # the re-measurements ran into the reserve: the record still runs
-    runner = _Runner(budget)
-    record(runner, cfg(2))
-    assert runner.ran == [(cfg(2), Phase.RECORD)]
-    runner.stop.requested = True
-    record(runner, cfg(3))
-    assert runner.ran == [(cfg(2), Phase.RECORD)]
 
 
 def test_the_record_window_runs_to_its_longest():

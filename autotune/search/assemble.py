@@ -7,12 +7,12 @@ recipes carry the same figures: the noise, the measurements, the ties and the di
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
+from autotune.decision.rate import pooled_rate
 from autotune.diagnosis import Context, diagnose, explain
 from autotune.diagnosis.evidence import KnownCeilings
 from autotune.diagnosis.stage_advice import with_stages
@@ -20,7 +20,7 @@ from autotune.probe.ceilings import Ceilings
 from autotune.profiling.stage_run import StageProfile
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import RateSource, Recipe
-from autotune.search.choose import Choice, choose, find_baseline, group, record_rates
+from autotune.search.choose import Choice, choose, find_baseline, group, record_bursts
 from autotune.search.trial import TrialRecord, trial_counts
 
 
@@ -58,13 +58,14 @@ def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
 
 
 def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
-    """The recipe's rate: the record bursts' mean where there are any, else the re-measurements'."""
-    records = record_rates(outcome.trials, choice.chosen.config)
+    """The recipe's rate: the record bursts' pooled rate where there are any, else the
+    re-measurements' mean."""
+    records = record_bursts(outcome.trials, choice.chosen.config)
     if not records:
         return dict(samples_per_s=choice.chosen.mean, measurements=choice.chosen.n_unbiased,
                     rate_from=RateSource.REMEASURED)
-    return dict(samples_per_s=statistics.fmean(records), measurements=len(records),
-                rate_from=RateSource.RECORD)
+    rate = pooled_rate([t.samples_per_s for t in records], [t.result.window_s for t in records])
+    return dict(samples_per_s=rate, measurements=len(records), rate_from=RateSource.RECORD)
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:

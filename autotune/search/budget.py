@@ -81,10 +81,10 @@ class Budget:
         return self.time_left() >= SAFETY * self.longest() + then * self.next_burst_estimate()
 
     def record_reserve(self) -> float:
-        """Kept for the record burst of the chosen configuration, which always runs: the recipe's
-        rate must be measured after the choice, not selected by it (a heavy-tailed workload whose
-        record found no time recorded 14% above its steady rate). As long as a slow burst, with
-        its full window."""
+        """Kept for the first record burst of the chosen configuration, which always runs: the
+        recipe's rate must be measured after the choice, not selected by it (a heavy-tailed
+        workload whose record found no time recorded 14% above its steady rate). As long as a slow
+        burst, with its full window. More record bursts run in what is left (record.py)."""
         return SAFETY * self.longest()
 
     def fits_before_record(self) -> bool:

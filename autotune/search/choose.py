@@ -17,8 +17,8 @@ time, and the recipe says which configurations it could not tell apart.
 A candidate's mean is over its re-measurements alone when it has any: the search burst that made
 it look fast enough to be re-measured was selected for being high (the winner's curse). The
 chosen one was selected again, among the re-measured, for its high mean: the rate the recipe
-records comes from a record burst measured after the choice (`record_rates`) where the budget
-left room for one.
+records comes from the record bursts measured after the choice (record.py, `record_bursts`);
+the first always runs, in a reserve of the budget.
 """
 
 from __future__ import annotations
@@ -136,9 +136,9 @@ class Choice:
         return (self.fastest, *wide) if wide else ()
 
 
-def record_rates(trials: list[TrialRecord], config: LoaderConfig) -> list[float]:
-    """The rates of `config`'s successful record bursts (Phase.RECORD)."""
-    return [t.samples_per_s for t in trials if t.ok and t.phase == Phase.RECORD and t.config == config]
+def record_bursts(trials: list[TrialRecord], config: LoaderConfig) -> list[TrialRecord]:
+    """`config`'s successful record bursts (Phase.RECORD)."""
+    return [t for t in trials if t.ok and t.phase == Phase.RECORD and t.config == config]
 
 
 def choose(candidates: list[Candidate]) -> Choice | None:

@@ -1,6 +1,6 @@
 """The phases of a tuning, in order: probe the two ceilings, search from seeds near the
-prediction, re-measure the best few until the choice is sound, measure the chosen one once more
-for the recipe's rate, probe the loader alone at the chosen worker count, and time the chosen
+prediction, re-measure the best few until the choice is sound, (record.py: measure the chosen one
+again for the recipe's rate), probe the loader alone at the chosen worker count, and time the chosen
 configuration's pipeline stages. Each runs its trials through the TrialRunner and ends early on a
 stop signal or when the budget runs out.
 """
@@ -242,17 +242,6 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
         if runner.run(config, Phase.CONFIRM) is None:
             return False
     return True
-
-
-# -- record ---------------------------------------------------------------------------------
-def record(runner: TrialRunner, config: LoaderConfig) -> None:
-    """The chosen configuration measured once more, for the recipe's rate (choose.record_rates),
-    in the time the search and the re-measurements left for it (budget.record_reserve). Only a
-    signal leaves it out, or a burst that fails (the recipe then records the re-measurements'
-    mean, and says so)."""
-    if runner.stop.requested:
-        return
-    runner.run(config, Phase.RECORD)
 
 
 # -- stages ---------------------------------------------------------------------------------

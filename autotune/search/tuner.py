@@ -26,8 +26,9 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import (confirm, loader_ceiling_at, probe, record, search,
+from autotune.search.phases import (confirm, loader_ceiling_at, probe, search,
                                      stage_profile, stage_reserve)
+from autotune.search.record import record
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_study
 from autotune.search.study import claim_lock, trials_of
@@ -106,7 +107,7 @@ class Tuner:
             confirm(self.runner, self.space)
             chosen = pick(self.runner.all_trials()).choice
             if chosen is not None:
-                record(self.runner, chosen.chosen.config)
+                record(self.runner, chosen.chosen.config, chosen.noise_cv)
         return self._result()
 
     def _probe(self) -> Ceilings | None:

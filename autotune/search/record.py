@@ -1,0 +1,62 @@
+"""The record: the chosen configuration measured after the choice, for the recipe's rate.
+
+The first record burst always runs, in the budget's reserve for it (budget.record_reserve). One
+burst is one sample of a noisy machine: in the offline bench a single record taken in a slow
+moment read 12.5% below the steady rate (in-memory, record cv 8.6%) and 10.8% (short-epochs).
+So more record bursts follow, in what the search and the re-measurements left of the budget,
+until the record's standard error is down to TARGET of its rate at the measured noise, at most
+MAX_RECORD_BURSTS: tunings that resolve early (in 12-28 s of 60) pay for a truer figure, those
+that used their budget keep the one burst they reserved."""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from autotune.decision.rate import pooled_cv
+from autotune.decision.thresholds import TARGET
+from autotune.search.budget import Budget
+from autotune.search.interrupt import StopSignals
+from autotune.search.trial import Phase, TrialRecord
+from autotune.space.config import LoaderConfig
+
+# Four full-window bursts (16 s at the default 4 s window) take a quarter of the default budget;
+# past that, the figure's error is the machine's drift between minutes, which no more bursts of
+# the same minute can remove.
+MAX_RECORD_BURSTS = 4
+# A noise unknown (one burst, nothing re-measured twice) is not taken as none: a second burst
+# measures it.
+UNKNOWN_NOISE_BURSTS = 2
+
+
+class RecordRunner(Protocol):
+    """What the record reads of a TrialRunner."""
+
+    stop: StopSignals
+    budget: Budget
+
+    def run(self, config: LoaderConfig, phase: Phase) -> TrialRecord | None: ...
+
+
+def bursts_needed(rates: list[float], noise_cv: float | None) -> int:
+    """Record bursts for a mean within TARGET (one standard error) of the rate: the wider of the
+    re-measurements' noise and the record bursts' own spread decides."""
+    cvs = [cv for cv in (noise_cv, pooled_cv([rates])) if cv is not None]
+    if not cvs:
+        return UNKNOWN_NOISE_BURSTS
+    return max(1, min(MAX_RECORD_BURSTS, math.ceil((max(cvs) / TARGET) ** 2)))
+
+
+def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None) -> None:
+    """Record bursts of `config` (choose.record_bursts): the first whatever the budget left, the
+    others while a slow burst still fits and the noise asks for them. Only a signal leaves the
+    first out, or a burst that fails (the recipe then records the re-measurements' mean, and
+    says so); a failed later one ends the record with what it measured."""
+    rates: list[float] = []
+    while not runner.stop.requested:
+        done = runner.run(config, Phase.RECORD)
+        if done is None or not done.ok:
+            return
+        rates.append(done.samples_per_s)
+        if len(rates) >= bursts_needed(rates, noise_cv) or not runner.budget.fits_another():
+            return
