@@ -118,3 +118,12 @@ def test_the_recipe_records_the_record_bursts_work_over_their_time():
     m = outcome.recipe.measured
     assert m.samples_per_s == pytest.approx((380.0 * 3 + 400.0) / 4) and m.rate_from == RateSource.RECORD
     assert m.measurements == 2
+
+
+def test_more_record_bursts_leave_time_for_the_loader_probe_the_report_reads():
+    clock = Clock()
+    budget = _budget(clock)
+    clock.now += 60.0 - 4.0 - 1.5 * 4.0 - 1.0  # room for the first and one slow burst after it
+    runner = _Runner(budget, clock, [400.0, 380.0])
+    record(runner, cfg(2), noise_cv=0.05, after_s=2.0)  # but not with a 2 s probe after it
+    assert len(runner.ran) == 1

@@ -81,12 +81,20 @@ def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | Non
                                                warmed_up=runner.budget.exclude))
 
 
+def loader_probe_s(ceilings: Ceilings | None, workers: int | None = None) -> float:
+    """What the loader probe at `workers` will probably take (its longest so far); 0 where it
+    will not run, having run at that count already."""
+    if ceilings is None or workers in ceilings.loader:
+        return 0.0
+    return max((p.duration_s for p in ceilings.loader.values()), default=0.0)
+
+
 def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> None:
     """The loader alone at the chosen worker count, when not probed already and time allows
     (otherwise the recipe says the loader ceiling was not measured)."""
     if workers in ceilings.loader or runner.stop.requested:
         return
-    if not runner.budget.fits(max((p.duration_s for p in ceilings.loader.values()), default=0.0)):
+    if not runner.budget.fits(loader_probe_s(ceilings)):
         return
     b = runner.bursts
     _probing(runner,

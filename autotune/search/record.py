@@ -15,7 +15,7 @@ from typing import Protocol
 
 from autotune.decision.rate import pooled_cv
 from autotune.decision.thresholds import TARGET
-from autotune.search.budget import Budget
+from autotune.search.budget import SAFETY, Budget
 from autotune.search.interrupt import StopSignals
 from autotune.search.trial import Phase, TrialRecord
 from autotune.space.config import LoaderConfig
@@ -47,16 +47,20 @@ def bursts_needed(rates: list[float], noise_cv: float | None) -> int:
     return max(1, min(MAX_RECORD_BURSTS, math.ceil((max(cvs) / TARGET) ** 2)))
 
 
-def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None) -> None:
+def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
+           after_s: float = 0.0) -> None:
     """Record bursts of `config` (choose.record_bursts): the first whatever the budget left, the
-    others while a slow burst still fits and the noise asks for them. Only a signal leaves the
-    first out, or a burst that fails (the recipe then records the re-measurements' mean, and
-    says so); a failed later one ends the record with what it measured."""
+    others while the noise asks for them and a slow burst still fits with `after_s` left for what
+    follows (the loader probe at the chosen worker count, which the report reads). Only a signal
+    leaves the first out, or a burst that fails (the recipe then records the re-measurements'
+    mean, and says so); a failed later one ends the record with what it measured."""
     rates: list[float] = []
     while not runner.stop.requested:
         done = runner.run(config, Phase.RECORD)
         if done is None or not done.ok:
             return
         rates.append(done.samples_per_s)
-        if len(rates) >= bursts_needed(rates, noise_cv) or not runner.budget.fits_another():
+        budget = runner.budget
+        if (len(rates) >= bursts_needed(rates, noise_cv)
+                or budget.time_left() < SAFETY * budget.longest() + SAFETY * after_s):
             return

@@ -26,7 +26,7 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import (confirm, loader_ceiling_at, probe, search,
+from autotune.search.phases import (confirm, loader_ceiling_at, loader_probe_s, probe, search,
                                      stage_profile, stage_reserve)
 from autotune.search.record import record
 from autotune.search.result import TuneResult, TuningProgress
@@ -107,7 +107,9 @@ class Tuner:
             confirm(self.runner, self.space)
             chosen = pick(self.runner.all_trials()).choice
             if chosen is not None:
-                record(self.runner, chosen.chosen.config, chosen.noise_cv)
+                config = chosen.chosen.config
+                record(self.runner, config, chosen.noise_cv,
+                       after_s=loader_probe_s(ceilings, config.num_workers))
         return self._result()
 
     def _probe(self) -> Ceilings | None:
