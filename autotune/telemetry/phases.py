@@ -34,7 +34,8 @@ class PhaseClock:
     def __init__(self, device: torch.device):
         self.cuda = device.type == "cuda"
         self.device = device
-        self.wall: dict[str, list[float]] = defaultdict(list)
+        # Running totals, not lists: the burst reads the wait total at every step.
+        self.wall: dict[str, float] = defaultdict(float)
         self._events: dict[str, list[tuple]] = defaultdict(list)
         self.recording = True
 
@@ -52,7 +53,7 @@ class PhaseClock:
         try:
             yield
         finally:
-            self.wall[name].append(time.perf_counter() - t0)
+            self.wall[name] += time.perf_counter() - t0
             if end_event is not None:
                 end_event.record()
                 self._events[name].append((start_event, end_event))
@@ -62,7 +63,7 @@ class PhaseClock:
         self._events.clear()
 
     def wall_total(self, name: str) -> float:
-        return sum(self.wall.get(name, ()))
+        return self.wall.get(name, 0.0)
 
     def device_total(self, name: str) -> float | None:
         """Seconds the device spent in this phase; None on the CPU, where there are no events."""
