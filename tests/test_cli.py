@@ -39,7 +39,8 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     assert recipe.workload["spec"] == QUICK_SIM  # what `autotune verify` rebuilds it from
     # Rates only exist: how the tuned one compares with the defaults is the bench's claim.
     assert recipe.measured.samples_per_s > 0 and recipe.measured.baseline_samples_per_s > 0
-    assert recipe.measured.model_extra["recorded"] == 1  # the recipe's rate, measured after the choice
+    # The recipe's rate, measured after the choice: by the record bursts, one or more.
+    assert 1 <= recipe.measured.model_extra["recorded"] == recipe.measured.measurements
     run_dir = next((tmp_path / "results" / "runs").iterdir())
     assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
                                                    "study.journal"}
