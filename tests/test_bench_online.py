@@ -214,3 +214,30 @@ def test_the_three_ways_share_the_ideals_training_loop(monkeypatch):
     for way in Way:
         online_run.train_way(way, None, torch.device("cpu"), ideal, opts, str(way))
     assert seen == [ideal.config.transfer_kwargs()] * 3 and seen[0]["channels_last"] is True
+
+
+def test_no_defaults_leaves_way_a_out_of_every_round(monkeypatch, tmp_path):
+    """(a) trains for (b)/(a) alone; --no-defaults runs (b) and (c), in the round's order."""
+    from autotune.bench import online_run
+
+    monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
+    trained: list[Way] = []
+
+    def fake_way(way, workload, device, ideal, opts, what, total_steps=None):
+        trained.append(way)
+        return StepTimes(tuple(_even(0.01, 10))), _tuner(4) if way is Way.ONLINE else None
+
+    monkeypatch.setattr(online_run, "train_way", fake_way)
+    grid = _bench_json(tmp_path, [{"key": "tiny", "spec": TINY.spec, "grid_best": "w1 pf2"}])
+    opts = OnlineBenchOptions(steps=10, rounds=2, grid_from=grid, run_grid=False, device="cpu",
+                              defaults=False)
+    assert online_run.ways(opts, 0) == (Way.IDEAL, Way.ONLINE)
+    assert online_run.ways(opts, 1) == (Way.ONLINE, Way.IDEAL)
+    report = run_online(opts, lambda line: None, "autotune bench --online --no-defaults (test)")
+    assert trained == [Way.IDEAL, Way.ONLINE, Way.ONLINE, Way.IDEAL]
+    (row,) = report.rows
+    assert row.vs_defaults is None and all(r.vs_defaults is None for r in row.rounds)
+    assert not report.defaults and "(a) was not run here (--no-defaults)" in online_markdown(report)
+    assert "| n/a |" in online_table(report)
+    with_a = opts.model_copy(update={"defaults": True})
+    assert online_run.ways(with_a, 0) == order(0)

@@ -55,6 +55,7 @@ class OnlineReport(Recorded):
     environment: dict[str, Any]
     steps: int  # per training
     ranks: int = 1  # DDP ranks on this node each way's training ran as
+    defaults: bool = True  # whether (a), PyTorch's defaults, was trained (--no-defaults: not)
     min_steps: int  # the minimum: fewer is a smoke run
     rounds: int
     grid_from: str

@@ -72,6 +72,11 @@ def train_way(way: Way, workload: Workload, device: torch.device, ideal: Ideal,
     return times, None
 
 
+def ways(opts: OnlineBenchOptions, round_index: int) -> tuple[Way, ...]:
+    """The round's ways in their order; (a) left out under --no-defaults."""
+    return tuple(w for w in order(round_index) if opts.defaults or w is not Way.DEFAULTS)
+
+
 def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: GridFile | None,
                     log: Log) -> OnlineRow:
     workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
@@ -88,7 +93,7 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
     for r in range(opts.rounds):
         times: dict[Way, StepTimes] = {}
         tuner: TunerState | None = None
-        for way in order(r):
+        for way in ways(opts, r):
             label = {Way.DEFAULTS: PYTORCH_DEFAULTS.label(), Way.ONLINE: "autotune.DataLoader",
                      Way.IDEAL: ideal.config.label()}[way]
             what = f"{bw.key} {way} training ({label})"
@@ -98,7 +103,7 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
             log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way} ({label}): {steps} steps in"
                 f" {times[way].span(0, steps):.1f}s")
         assert tuner is not None  # (b) runs in every round
-        done = online_round(order(r), times, tuner)
+        done = online_round(ways(opts, r), times, tuner)
         log(f"[{bw.key}] round {r + 1}: (b) chose {done.chosen or 'nothing yet'} after"
             f" {done.exploration_steps if done.exploration_steps is not None else 'all'} steps;"
             f" (b)/(c) {done.whole:.3f} whole, after tuning"
@@ -154,7 +159,7 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
             file_best(bw, device, grid_file, opts.grid_from, run_grid=opts.run_grid)
     rows = [online_workload(bw, opts, grid_file, log) for bw in chosen]
     return OnlineReport(command=command, commit=git_commit(), environment=environment.collect(device),
-                        steps=opts.steps, ranks=opts.ranks,
+                        steps=opts.steps, ranks=opts.ranks, defaults=opts.defaults and opts.ranks == 1,
                         min_steps=opts.min_steps, rounds=opts.rounds, grid_from=str(opts.grid_from),
                         online=online_options(opts, device).model_dump(mode="json"),
                         total_s=round(time.perf_counter() - t0, 1), rows=rows)

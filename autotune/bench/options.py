@@ -116,6 +116,9 @@ class OnlineBenchOptions(BaseModel):
     device: str = "auto"
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers, online and grid")
     ranks: int = Field(1, ge=1, description="DDP ranks on this node each training runs as")
+    # (a) is no target's, only (b)/(a)'s, and the slowest way by far (58 of the 105 minutes of
+    # the ten-workload run): without it, three rounds fit where one did.
+    defaults: bool = Field(True, description="train (a), PyTorch's defaults, for (b)/(a)")
     out_dir: Path = Path("results/bench")
 
     @property

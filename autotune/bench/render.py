@@ -199,7 +199,7 @@ ONLINE_HEADLINE = ("| workload | ideal (c) | (b) chose | exploration steps | exp
 def _ratios(worst: float | None, per_round: list[float | None], ok: bool | None) -> str:
     """The worst round's ratio, marked, then every round's where there are several."""
     text = "n/a" if worst is None else f"{worst:.3f}{_mark(ok)}"
-    if len(per_round) > 1:
+    if len(per_round) > 1 and any(r is not None for r in per_round):
         text += " (" + ", ".join("n/a" if r is None else f"{r:.3f}" for r in per_round) + ")"
     return text
 
@@ -300,7 +300,8 @@ def online_markdown(report: OnlineReport) -> str:
         " exploring at the last step). *exploration cost*: (b)'s time for steps [0, k) less"
         " (c)'s. *exploration steps*: k, and why the exploration ended. *(b)/(a)*: (a)'s wall"
         " time over (b)'s. Ratios: the worst round's, then each round's where there are"
-        " several.", "",
+        " several." + ("" if report.defaults else " (a) was not run here (--no-defaults): no"
+                       " target reads it, and (b)/(a) is n/a."), "",
         f"Ideal (c) configurations from: {sources}.", "",
         *_short_runs(report),
         online_targets(report),

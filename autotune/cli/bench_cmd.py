@@ -64,6 +64,8 @@ def bench(
                               " least 3000 for a committed run)"),
     grid_from: Path = typer.Option(Path("results/bench/bench.json"), "--grid-from",
                                    help="with --online: a full bench's JSON, each workload's grid best"),
+    no_defaults: bool = typer.Option(False, "--no-defaults", help="with --online: leave out (a),"
+                                     " PyTorch's defaults (no target reads it; (b)/(a) is n/a)"),
     no_grid: bool = typer.Option(False, "--no-grid", help="with --online: fail for a workload"
                                  " --grid-from lacks instead of running its grid"),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
@@ -88,7 +90,8 @@ def bench(
         _accuracy(quick, keys, configs, rounds, steady_seconds, device, out, command)
         return
     if online:
-        _online(keys, steps, rounds, grid_from, no_grid, device, max_workers, ranks, out, command)
+        _online(keys, steps, rounds, grid_from, no_grid, no_defaults, device, max_workers, ranks,
+                out, command)
         return
     opts = _options(BenchOptions, quick=quick, workloads=keys, budget_s=budget,
                     **({"rounds": rounds} if rounds is not None else {}), tunings=tunings,
@@ -127,10 +130,10 @@ def _accuracy(quick: bool, keys: list[str] | None, configs: Optional[str], round
 
 
 def _online(keys: list[str] | None, steps: int, rounds: Optional[int], grid_from: Path,
-            no_grid: bool, device: str, max_workers: Optional[int], ranks: int, out: Path,
-            command: str) -> None:
+            no_grid: bool, no_defaults: bool, device: str, max_workers: Optional[int], ranks: int,
+            out: Path, command: str) -> None:
     opts = _options(OnlineBenchOptions, workloads=keys, steps=steps,
                     **({"rounds": rounds} if rounds is not None else {}), grid_from=grid_from,
-                    run_grid=not no_grid, device=device, max_workers=max_workers, ranks=ranks,
-                    out_dir=out)
+                    run_grid=not no_grid, defaults=not no_defaults, device=device,
+                    max_workers=max_workers, ranks=ranks, out_dir=out)
     _run(opts, run_online, write_online, online_table, "online", command)
