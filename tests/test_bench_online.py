@@ -160,6 +160,8 @@ def test_the_table_marks_the_targets_and_says_when_tuning_never_ended():
     assert "tiny: bench.json of 2026-11-20; slow: grid run here" in markdown
     assert ">= 0.95 ✗" in markdown and ">= 0.97 ✓" in markdown
     assert "300 steps per training: below the 3000" in online_markdown(_report(300))
+    explained = _report(3000).model_copy(update={"notes": ["slow: the window's noise, 4%"]})
+    assert "explained after the run:\n\n- slow: the window's noise, 4%" in online_markdown(explained)
 
 
 def test_bad_online_options_exit_2(tmp_path):

@@ -304,6 +304,7 @@ def online_markdown(report: OnlineReport) -> str:
                        " target reads it, and (b)/(a) is n/a."), "",
         f"Ideal (c) configurations from: {sources}.", "",
         *_short_runs(report),
-        online_targets(report),
+        online_targets(report), "",
+        *notes_lines(report),
     ]
     return "\n".join(parts) + "\n"
