@@ -92,7 +92,7 @@ class Budget:
         return self.time_left() >= SAFETY * self.longest() + self.record_reserve()
 
     def confirm_reserve(self) -> float:
-        # Never less than the first round's two fastest and the record burst: where a slow
+        # Never less than the first round's two fastest and the first record burst: where a slow
         # pipeline's bursts took 6-9 s, 30% of a 60 s budget fitted one re-measurement, and a
         # configuration chosen on it verified 19% below what the recipe recorded.
         floor = FASTEST * self.next_burst_estimate() + (SAFETY - 1) * self.longest() \
