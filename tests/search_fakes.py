@@ -29,3 +29,13 @@ def trials(*measurements: tuple[LoaderConfig, float] | tuple[LoaderConfig, float
 
 def cfg(workers: int, prefetch: int | None = 2, **knobs: bool) -> LoaderConfig:
     return LoaderConfig(num_workers=workers, prefetch_factor=prefetch if workers else None, **knobs)
+
+
+class Clock:
+    """A fake clock for the budget: a test moves `now` by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -16,7 +16,7 @@ from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.search.trial_runner import keep_remeasurement, tell
 from autotune.space.config import PYTORCH_DEFAULTS
 
-from search_fakes import burst, cfg
+from search_fakes import Clock, burst, cfg
 
 # (config, rate of the search burst, rates of its re-measurements)
 MEASURED = ((PYTORCH_DEFAULTS, 100.0, ()), (cfg(2), 400.0, (380.0, 390.0)),
@@ -54,14 +54,6 @@ def test_a_merged_recipe_carries_the_noise_the_measurements_and_a_diagnosis(tmp_
     assert recipe.diagnosis is not None and recipe.diagnosis.recommendations is not None
     assert recipe.environment["study"] == "shared"
     assert all(t.diagnosis is not None for t in report.trials if t.ok)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_budget_on_a_fake_clock():

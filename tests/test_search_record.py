@@ -16,15 +16,7 @@ from autotune.search.record import MAX_RECORD_BURSTS, UNKNOWN_NOISE_BURSTS, burs
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS
 
-from search_fakes import burst, cfg
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from search_fakes import Clock, burst, cfg
 
 
 class _Stop:

@@ -93,7 +93,8 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
     for r in range(opts.rounds):
         times: dict[Way, StepTimes] = {}
         tuner: TunerState | None = None
-        for way in ways(opts, r):
+        round_ways = ways(opts, r)
+        for way in round_ways:
             label = {Way.DEFAULTS: PYTORCH_DEFAULTS.label(), Way.ONLINE: "autotune.DataLoader",
                      Way.IDEAL: ideal.config.label()}[way]
             what = f"{bw.key} {way} training ({label})"
@@ -103,7 +104,7 @@ def online_workload(bw: BenchWorkload, opts: OnlineBenchOptions, grid_file: Grid
             log(f"[{bw.key}] round {r + 1}/{opts.rounds} {way} ({label}): {steps} steps in"
                 f" {times[way].span(0, steps):.1f}s")
         assert tuner is not None  # (b) runs in every round
-        done = online_round(ways(opts, r), times, tuner)
+        done = online_round(round_ways, times, tuner)
         log(f"[{bw.key}] round {r + 1}: (b) chose {done.chosen or 'nothing yet'} after"
             f" {done.exploration_steps if done.exploration_steps is not None else 'all'} steps;"
             f" (b)/(c) {done.whole:.3f} whole, after tuning"

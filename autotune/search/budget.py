@@ -75,10 +75,11 @@ class Budget:
     def longest(self) -> float:
         return max(self.durations or [0.0])
 
-    def fits_another(self, then: int = 0) -> bool:
+    def fits_another(self, then: int = 0, after_s: float = 0.0) -> bool:
         """Whether even a slow burst still ends within the budget, and `then` typical bursts
-        after it: for honouring it."""
-        return self.time_left() >= SAFETY * self.longest() + then * self.next_burst_estimate()
+        after it, and something that took `after_s` once (with its margin): for honouring it."""
+        return (self.time_left() >= SAFETY * self.longest() + then * self.next_burst_estimate()
+                + SAFETY * after_s)
 
     def record_reserve(self) -> float:
         """Kept for the first record burst of the chosen configuration, which always runs: the

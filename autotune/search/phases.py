@@ -81,7 +81,7 @@ def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | Non
                                                warmed_up=runner.budget.exclude))
 
 
-def loader_probe_s(ceilings: Ceilings | None, workers: int | None = None) -> float:
+def loader_probe_s(ceilings: Ceilings | None, workers: int) -> float:
     """What the loader probe at `workers` will probably take (its longest so far); 0 where it
     will not run, having run at that count already."""
     if ceilings is None or workers in ceilings.loader:
@@ -94,7 +94,7 @@ def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> 
     (otherwise the recipe says the loader ceiling was not measured)."""
     if workers in ceilings.loader or runner.stop.requested:
         return
-    if not runner.budget.fits(loader_probe_s(ceilings)):
+    if not runner.budget.fits(loader_probe_s(ceilings, workers)):
         return
     b = runner.bursts
     _probing(runner,

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from autotune.decision.rate import pooled_cv
 from autotune.decision.thresholds import TARGET
-from autotune.search.budget import SAFETY, Budget
+from autotune.search.budget import Budget
 from autotune.search.interrupt import StopSignals
 from autotune.search.trial import Phase, TrialRecord
 from autotune.space.config import LoaderConfig
@@ -60,7 +60,6 @@ def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
         if done is None or not done.ok:
             return
         rates.append(done.samples_per_s)
-        budget = runner.budget
         if (len(rates) >= bursts_needed(rates, noise_cv)
-                or budget.time_left() < SAFETY * budget.longest() + SAFETY * after_s):
+                or not runner.budget.fits_another(after_s=after_s)):
             return
