@@ -52,6 +52,14 @@ def test_bench_writes_markdown_and_json(tmp_path, monkeypatch):
         assert t.recorded_vs_verified == pytest.approx(
             (t.recorded_samples_per_s - t.verified_samples_per_s) / t.verified_samples_per_s, abs=1e-3)
     assert abs(row.recorded_vs_verified) == max(abs(t.recorded_vs_verified) for t in row.tunings)
+    # Each verified right after its own tuning, before the next one and the grid: minutes later,
+    # the shared machine's drift would be measured as the recipe's error.
+    order = [line.split(":")[0] for line in lines
+             if line.startswith(("[tiny] tuned (seed", "[tiny] steady", "[tiny] grid"))]
+    assert order[:6] == ["[tiny] tuned (seed 0)", "[tiny] steady 1/1 (seed 0)",
+                         "[tiny] tuned (seed 1)", "[tiny] steady 1/1 (seed 1)",
+                         "[tiny] tuned (seed 2)", "[tiny] steady 1/1 (seed 2)"]
+    assert order[6].startswith("[tiny] grid")
     assert set(row.targets) == {"tuned_vs_grid", "within_budget", "tune_share_of_grid",
                                 "compute_bound_few_workers", "beyond_cores_when_faster", "stable",
                                 "recorded_vs_verified"}

@@ -10,10 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from autotune.burst.runner import BurstSettings
 from autotune.verify.steady import SETTLE_S
 
-# The bench's recorded-vs-verified check: each distinct tuned configuration measured steadily in
-# this many alternating windows of this many seconds (--quick: shorter windows). Two 10 s windows
-# are 20 s of steady measurement per configuration, at a third of the cost of three 20 s windows,
-# which the full run's time cannot afford for seven workloads x up to three configurations.
+# The bench's recorded-vs-verified check: each tuning's configuration measured steadily right
+# after it, in this many windows of this many seconds (--quick: shorter windows). Two 10 s windows
+# are 20 s of steady measurement per tuning, at a third of the cost of three 20 s windows, which
+# the full run's time cannot afford for fifteen workloads x three tunings.
 VERIFY_SECONDS, VERIFY_SECONDS_QUICK, VERIFY_ROUNDS = 10.0, 5.0, 2
 # The accuracy table: burst median of 3 against a 20 s steady measurement, median of 3.
 ACCURACY_SECONDS, ACCURACY_SECONDS_QUICK, ACCURACY_ROUNDS, ACCURACY_ROUNDS_QUICK = 20.0, 5.0, 3, 2
@@ -45,9 +45,9 @@ class BenchOptions(BaseModel):
     sbs_min_seconds: float = Field(1.0, gt=0)
     sbs_max_seconds: float = Field(4.0, gt=0)
 
-    # Recorded vs verified: the tuned configurations' steady measurement (autotune.verify.steady).
+    # Recorded vs verified: each tuning's steady measurement, right after it (autotune.verify.steady).
     steady_seconds: float | None = Field(None, gt=0, description="each steady window (default 10 s, --quick 5 s)")
-    steady_rounds: int | None = Field(None, ge=1, description="alternating steady windows per configuration (default 2)")
+    steady_rounds: int | None = Field(None, ge=1, description="steady windows per tuning, right after it (default 2)")
     settle_s: float = Field(SETTLE_S, ge=0)
 
     def side_by_side_settings(self) -> BurstSettings:

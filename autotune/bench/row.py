@@ -35,8 +35,8 @@ class WorkloadRun:
     grid_exhaustive: bool
     roles: dict[str, LoaderConfig]
     series: dict[LoaderConfig, Series]  # the side-by-side measurements, per distinct config
-    # The steady measurement of each distinct tuned configuration (rates per round).
-    verified: dict[LoaderConfig, list[float]] = field(default_factory=dict)
+    # Each tuning's steady measurement, taken right after it (rates per window), by seed.
+    verified: dict[int, list[float]] = field(default_factory=dict)
 
     def mean(self, role: str) -> float:
         return self.series[self.roles[role]].mean
@@ -46,8 +46,8 @@ class WorkloadRun:
         top = [self.roles[r] for r in (GRID_BEST, GRID_SECOND) if r in self.roles]
         return max(top, key=lambda c: self.series[c].mean)
 
-    def verified_median(self, config: LoaderConfig) -> float | None:
-        rates = self.verified.get(config)
+    def verified_median(self, seed: int) -> float | None:
+        rates = self.verified.get(seed)
         return statistics.median(rates) if rates else None
 
 
@@ -72,7 +72,7 @@ def figures(run: WorkloadRun) -> list[TuningFigures]:
                           recorded_samples_per_s=result.recipe.measured.samples_per_s,
                           side_by_side_samples_per_s=run.mean(tuned_role(seed)),
                           grid_best_samples_per_s=grid_rate,
-                          verified_samples_per_s=run.verified_median(result.config))
+                          verified_samples_per_s=run.verified_median(seed))
             for seed, result in run.tunings]
 
 
@@ -99,7 +99,7 @@ def _record(run: WorkloadRun, seed: int, result: TuneResult, fig: TuningFigures,
         speedup_vs_defaults=round(rate / run.mean(DEFAULTS), 3),
         speedup_vs_heuristic=round(rate / run.mean(HEURISTIC), 3),
         verified_samples_per_s=_round(fig.verified_samples_per_s, 2),
-        verified_rounds=[round(r, 2) for r in run.verified.get(result.config, [])],
+        verified_rounds=[round(r, 2) for r in run.verified.get(seed, [])],
         recorded_vs_verified=_round(fig.recorded_vs_verified),
         device_ceiling_samples_per_s=m.device_ceiling_samples_per_s,
         loader_ceiling_samples_per_s=m.loader_ceiling_samples_per_s,

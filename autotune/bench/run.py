@@ -9,8 +9,6 @@ import time
 from dataclasses import asdict
 from typing import Callable
 
-import torch
-
 from autotune import environment
 from autotune.api import tune
 from autotune.bench.compare import side_by_side
@@ -53,21 +51,21 @@ def held_off(bw: BenchWorkload, opts: BenchOptions, device_type: str) -> tuple[s
     return tuple(dict.fromkeys(own + (QUICK_OFF if opts.quick else ())))
 
 
-def verify_tunings(workload: Workload, device: torch.device, tunings: list[tuple[int, TuneResult]],
-                   opts: BenchOptions, log: Log, key: str) -> dict[LoaderConfig, list[float]]:
-    """Each distinct tuned configuration measured steadily, alternating, in a plain training loop."""
-    distinct = list(dict.fromkeys(result.config for _, result in tunings))
-
-    def on_result(r: int, result: SteadyResult) -> None:
-        log(f"[{key}] steady {r + 1}/{opts.verify_rounds}: {result.config.label()}"
-            f" {result.samples_per_s:.1f} samples/s")
+def verify_tuning(workload: Workload, seed: int, result: TuneResult, opts: BenchOptions, log: Log,
+                  key: str) -> list[float]:
+    """The tuned configuration measured steadily in a plain training loop, right after its tuning,
+    as a user runs `autotune verify` after `autotune tune`: its rate per window."""
+    def on_result(r: int, steady: SteadyResult) -> None:
+        log(f"[{key}] steady {r + 1}/{opts.verify_rounds} (seed {seed}):"
+            f" {steady.config.label()} {steady.samples_per_s:.1f} samples/s")
 
     try:
-        return alternate(workload, device, distinct, opts.verify_seconds, opts.verify_rounds,
-                         settle_s=opts.settle_s, on_result=on_result)
+        rates = alternate(workload, result.device, [result.config], opts.verify_seconds,
+                          opts.verify_rounds, settle_s=opts.settle_s, on_result=on_result)
     except Exception as exc:  # the bench's other figures stand; this column shows n/a
         log(f"[{key}] steady measurement failed: {type(exc).__name__}: {exc}")
-        return {}
+        return []
+    return rates[result.config]
 
 
 def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
@@ -75,12 +73,14 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
     workload = load_workload(bw.spec, WorkloadOptions(device=opts.device))
     ram_budget = default_ram_budget_mib()  # one budget for the tuner and the grid alike
     tunings: list[tuple[int, TuneResult]] = []
+    verified: dict[int, list[float]] = {}
     for seed in opts.seeds:
         log(f"[{bw.key}] tuning, seed {seed} (budget {opts.budget_s:.0f}s) ...")
         result = _tune(workload, opts, seed=seed, ram_budget_mib=ram_budget)
         log(f"[{bw.key}] tuned (seed {seed}): {result.config.label()} in {result.elapsed_s:.1f}s"
             f" ({result.stop_reason}); recorded {result.recipe.measured.samples_per_s:.1f} samples/s")
         tunings.append((seed, result))
+        verified[seed] = verify_tuning(workload, seed, result, opts, log, bw.key)
     device = tunings[0][1].device
 
     search = search_grid(bw.key, workload, device, held_off(bw, opts, device.type),
@@ -93,7 +93,6 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
     log(f"[{bw.key}] side by side: {len(distinct)} configurations x {opts.rounds} rounds ...")
     series = side_by_side(workload, device, distinct, opts.side_by_side_settings(), opts.rounds,
                           usable_cpus=cpus)
-    verified = verify_tunings(workload, device, tunings, opts, log, bw.key)
     return bench_row(WorkloadRun(bw, opts.budget_s, cpus, tunings, grid, search.covers,
                                  search.exhaustive, roles, series, verified))
 

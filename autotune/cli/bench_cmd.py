@@ -50,7 +50,7 @@ def bench(
         None, "--steady-seconds", help="each steady window: recorded vs verified (default 10 s,"
         " --quick 5 s) or, with --accuracy, the steady measurement (default 20 s, --quick 5 s)"),
     steady_rounds: Optional[int] = typer.Option(
-        None, "--steady-rounds", help="steady windows per tuned configuration (default 2)"),
+        None, "--steady-rounds", help="steady windows per tuning, right after it (default 2)"),
     full_grid: bool = typer.Option(False, "--full-grid", help="grid over every valid point (no knob"
                                    " held off for any workload)"),
     accuracy: bool = typer.Option(False, "--accuracy", help="instead: the accuracy table, burst"
