@@ -10,11 +10,12 @@ import optuna
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
-import autotune.burst.runner as runner_module
+import autotune.burst.pacing as pacing_module
 import autotune.workload.simulated as simulated_module
 from autotune.burst.epoch import (EpochLength, epoch_cost, epoch_length, epoch_rate,
                                   restart_cost_s, steady_rate)
-from autotune.burst.runner import refill_s, with_epochs
+from autotune.burst.pacing import refill_s
+from autotune.burst.runner import with_epochs
 from autotune.diagnosis.epochs import epoch_advice
 from autotune.errors import WorkloadError
 from autotune.recipe.build import measured_block
@@ -109,11 +110,11 @@ class _PersistentLoader:
 
 
 def test_a_persistent_refill_starts_from_idle_workers_and_times_the_first_batch(monkeypatch):
-    clock = FakeClock().install(monkeypatch, runner_module)
+    clock = FakeClock().install(monkeypatch, pacing_module)
     loader = _PersistentLoader(clock, done_at=0.3, first_s=0.05)
     assert refill_s(loader, limit_s=1.0) == pytest.approx(0.05)
     assert loader.started >= 0.3  # the tasks in flight finished first, as at a real epoch end
-    late = _PersistentLoader(FakeClock().install(monkeypatch, runner_module), done_at=9.0, first_s=0.05)
+    late = _PersistentLoader(FakeClock().install(monkeypatch, pacing_module), done_at=9.0, first_s=0.05)
     refill_s(late, limit_s=1.0)
     assert late.started == pytest.approx(1.0, abs=0.01)  # waited no longer than the limit
 

@@ -61,21 +61,29 @@ class ScheduledLoader:
     batch is dispatched once the one `depth` before it is consumed), each takes a worker
     `batch_s`, and batches are handed out in order. Nothing runs: consuming a batch only moves the
     clock to when it is ready. Its backlog cannot be read (like a custom iterator's). At least one
-    worker: with none, the real DataLoader on a faked dataset does the job."""
+    worker: with none, the real DataLoader on a faked dataset does the job. With `batches`, an
+    epoch ends after that many and each iter() starts the workers `restart_s` later."""
 
     def __init__(self, clock: FakeClock, batch_size: int, *, workers: int, prefetch: int,
-                 batch_s: float):
+                 batch_s: float, batches: int | None = None, restart_s: float = 0.0):
         self.clock = clock
         self.batch_size = batch_size
         self.workers = workers
         self.depth = workers * prefetch
         self.batch_s = batch_s
+        self.batches = batches
+        self.restart_s = restart_s
+
+    def __len__(self) -> int:
+        if self.batches is None:
+            raise TypeError("an endless loader has no length")
+        return self.batches
 
     def __iter__(self) -> Iterator[Any]:
-        start = self.clock.now  # the workers start at once
+        start = self.clock.now + self.restart_s  # the workers start at once
         free = [start] * self.workers  # when each worker finishes what it was given before
         consumed: list[float] = []
-        while True:
+        while self.batches is None or len(consumed) < self.batches:
             k = len(consumed)
             dispatched = consumed[k - self.depth] if k >= self.depth else start
             worker = k % self.workers
@@ -92,16 +100,20 @@ class ScheduledWorkload(Workload):
 
     clock: FakeClock = field(default_factory=FakeClock)
     batch_s: float = 0.0
+    epoch_batches: int | None = None
+    restart_s: float = 0.0
 
     def make_loader(self, config: LoaderConfig, **_extra: Any) -> ScheduledLoader:
         return ScheduledLoader(self.clock, self.batch_size, workers=config.num_workers,
-                               prefetch=config.effective_prefetch_factor, batch_s=self.batch_s)
+                               prefetch=config.effective_prefetch_factor, batch_s=self.batch_s,
+                               batches=self.epoch_batches, restart_s=self.restart_s)
 
 
-def scheduled_workload(clock: FakeClock, *, batch_size: int, batch_s: float,
-                       step: Any) -> ScheduledWorkload:
+def scheduled_workload(clock: FakeClock, *, batch_size: int, batch_s: float, step: Any,
+                       epoch_batches: int | None = None, restart_s: float = 0.0) -> ScheduledWorkload:
     return ScheduledWorkload(list(range(64 * batch_size)), batch_size, step, name="scheduled",
-                             clock=clock, batch_s=batch_s)
+                             clock=clock, batch_s=batch_s, epoch_batches=epoch_batches,
+                             restart_s=restart_s)
 
 
 class FixedHost:

@@ -35,7 +35,8 @@ from torch.profiler import ProfilerActivity, profile
 
 from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, STAGES, AccountedCost,
                                             Comparison, OverheadResult, StageCost)
-from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
+from autotune.burst.pacing import drain_prefetched
+from autotune.burst.runner import endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
 from autotune.profiling.stage_table import StageTable, stage_table
 from autotune.profiling.stage_recorder import WARMUP_BATCHES, read_totals, recorder, release

@@ -12,13 +12,16 @@ costs `first_batch_s - step_s` more. Over an epoch of S samples at the steady ra
 A persistent pool's first start-up is paid once per training, not per epoch: it is recorded
 (the burst's start-up) but not counted here. Where the epoch's length is unknown (an iterable
 dataset without __len__) no boundary is counted: the epoch rate is the steady rate, and the
-report says so.
+report says so. An epoch too short for a window inside it is measured whole (epoch_window.py):
+its rate is then the one measured, and the model above only splits it into steady rate and cost.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from autotune.burst.epoch_window import WholeEpochs
 
 # A window that crossed boundaries keeps at least this share of its time as steady: the restart
 # cost comes from another measurement and must not wipe the window out if it overshoots.
@@ -82,6 +85,17 @@ class EpochCost:
     first_batch_s: float
     restart_cost_s: float  # per epoch boundary
     length: EpochLength
+
+
+def whole_epoch_cost(whole: WholeEpochs, length: EpochLength) -> EpochCost:
+    """Epoch figures from whole epochs measured in the window (epoch_window.py): the rate is
+    theirs; a boundary costs its step interval over the others', and the steady rate is the one
+    that, with that cost once an epoch, gives the measured rate."""
+    cost = max(0.0, whole.boundary_step_s - whole.step_s)
+    steady = whole.samples_per_s
+    if length.known and steady > 0 and length.samples / steady > cost:
+        steady = length.samples / (length.samples / steady - cost)
+    return EpochCost(steady, whole.samples_per_s, whole.boundary_step_s, cost, length)
 
 
 def epoch_cost(window_rate: float, window_s: float, boundaries: int, first_batch_s: float,

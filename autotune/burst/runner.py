@@ -7,14 +7,17 @@ Timeline of a burst:
              prefetch_factor batches ahead, and a window that starts on that fill reports a rate
              the loader cannot sustain. Draining it by pulls without steps is no cure: an
              oversubscribed pool's steady state keeps most of its buffer full behind one starved
-             worker, and a drained window spends itself refilling it;
+             worker, and a drained window spends itself refilling it. Then, in an epoch of known
+             length, steps until the window starts in the epoch's middle (pacing.py);
   window     extended until it is long relative to the batches in flight, the loader's backlog
              of finished batches is back where it started and its two halves agree (steady), at
-             most `max_seconds`; its rate is what the loader produced in it: consumed samples
-             plus the backlog's change (window.py, backlog.py);
+             most `max_seconds`, and ended before the epoch's tail; its rate is what the loader
+             produced in it: consumed samples plus the backlog's change (window.py, backlog.py).
+             An epoch too short to hold it is timed whole instead (epoch_window.py);
   restart    what an epoch boundary costs: the start-up above for a non-persistent pool (each
-             epoch starts fresh workers), one re-iteration of the idle pool for a persistent one;
-             the rate recorded is the one sustained over whole epochs (epoch.py);
+             epoch starts fresh workers), one re-iteration of the idle pool for a persistent one,
+             or the boundaries of the whole epochs timed; the rate recorded is the one sustained
+             over whole epochs (epoch.py);
   teardown   workers are shut down so the next burst starts clean; after a failure (a worker that
              raised, was killed or hung) they are killed, so none is left behind.
 
@@ -31,11 +34,13 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from autotune.burst.backlog import ready_batches
-from autotune.burst.epoch import EpochLength, epoch_cost, epoch_length
+from autotune.burst.epoch import EpochCost, EpochLength, epoch_cost, epoch_length, whole_epoch_cost
+from autotune.burst.epoch_window import EpochPlace, WholeEpochs, whole_epochs
+from autotune.burst.pacing import persistent_pool, refill_s, settle, to_middle
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
-from autotune.burst.window import next_mark, window_complete, window_rate
+from autotune.burst.window import halves_agree, next_mark, window_complete, window_rate
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
@@ -46,10 +51,6 @@ from autotune.transfer.move import batch_samples
 from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
 
-# A pull that takes this long found the buffer empty: the workers are now the ones being waited on.
-DRAINED_PULL_S = 0.002
-# How often the restart measurement checks whether the pool has finished the tasks in flight.
-IDLE_POLL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -71,17 +72,19 @@ ProgressHook = Callable[[float, float], None]  # (seconds into the window, sampl
 
 class Epochs:
     """Batches across epoch boundaries, as a training loop re-iterates its loader (a new epoch
-    restarts non-persistent workers: a real cost); `epochs` counts the iter() calls so far."""
+    restarts non-persistent workers: a real cost); `epochs` counts the iter() calls so far and
+    `position` is the last batch's place in its epoch."""
 
     def __init__(self, feed: Iterable[Any]):
         self.feed = feed
         self.epochs = 0
+        self.position = -1  # of the last batch handed out, within its epoch
 
     def __iter__(self) -> Iterator[Any]:
         while True:
             self.epochs += 1
             empty = True
-            for batch in self.feed:
+            for self.position, batch in enumerate(self.feed):
                 empty = False
                 yield batch
             if empty:
@@ -93,53 +96,14 @@ def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
     return iter(Epochs(feed))
 
 
-def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
-           backlog: Callable[[], int | None], depth: int, limit_s: float) -> None:
-    """Real steps until `depth` batches have gone through since warm-up, so the window starts in
-    the loader's steady state, at most `limit_s` (half the window's cap: the budget plans on it).
-    A buffer still full after the warm-up steps is already steady: the consumer, not the loader,
-    sets the pace."""
-    level = backlog()
-    if level is not None and level >= depth - 1:
-        return
-    t0 = time.perf_counter()
-    for _ in range(depth):
-        if time.perf_counter() - t0 >= limit_s:
-            return
-        run_step(next(batches))
 
 
-def persistent_pool(loader: Any) -> bool:
-    return bool(getattr(loader, "persistent_workers", False)) and getattr(loader, "num_workers", 0) > 0
 
 
-def refill_s(loader: Any, limit_s: float) -> float:
-    """A persistent pool's epoch restart: once the tasks in flight are done (at a real epoch end
-    nothing is outstanding, so the refill starts from idle workers, at most `limit_s` waited for),
-    iter() on the loader again and the seconds to its first batch."""
-    iterator = getattr(loader, "_iterator", None)
-    deadline = time.perf_counter() + limit_s
-    while time.perf_counter() < deadline:
-        ready, outstanding = ready_batches(iterator), getattr(iterator, "_tasks_outstanding", None)
-        if ready is None or outstanding is None or ready >= outstanding:
-            break
-        time.sleep(IDLE_POLL_S)
-    t0 = time.perf_counter()
-    next(iter(loader))
-    return time.perf_counter() - t0
 
 
-def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
-    """For a loader measured alone (no step): pull ready batches without stepping until a pull
-    has to wait, at most `depth` of them."""
-    fastest = float("inf")
-    for _ in range(depth):
-        t0 = time.perf_counter()
-        next(batches)
-        pull = time.perf_counter() - t0
-        if pull > DRAINED_PULL_S and pull > 3 * fastest:
-            return
-        fastest = min(fastest, pull)
+
+
 
 
 def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
@@ -167,15 +131,22 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
             failed = True
             try:
                 with time_limit(settings.time_limit_s):
-                    result = _measure(workload, config, batches, lambda: ready_batches(feed.iterator),
-                                      clock, phase, settings, usable_cpus, gpu_sampler, on_progress,
-                                      samplers, t_begin, lambda: epochs.epochs)
-                    # No pool, no restart: the main process loads the next epoch's first batch
-                    # as any other (its one-time start-up, e.g. opening files, is not repeated).
-                    first_batch = (0.0 if config.num_workers == 0 else
-                                   refill_s(loader, settings.max_seconds / 2)
-                                   if persistent_pool(loader) else result.startup_s)
-                    result = with_epochs(result, first_batch, epoch_length(loader, workload.batch_size))
+                    length = epoch_length(loader, workload.batch_size)
+                    place = EpochPlace(length.batches, config.prefetch_depth)
+                    result, whole = _measure(workload, config, batches,
+                                             lambda: ready_batches(feed.iterator), clock, phase,
+                                             settings, usable_cpus, gpu_sampler, on_progress,
+                                             samplers, t_begin, epochs, place)
+                    if whole is not None:
+                        result = with_cost(result, whole_epoch_cost(whole, length))
+                    else:
+                        # No pool, no restart: the main process loads the next epoch's first
+                        # batch as any other (its one-time start-up, e.g. opening files, is not
+                        # repeated).
+                        first_batch = (0.0 if config.num_workers == 0 else
+                                       refill_s(loader, settings.max_seconds / 2)
+                                       if persistent_pool(loader) else result.startup_s)
+                        result = with_epochs(result, first_batch, length)
                 failed = False
             finally:
                 # Workers first: a failure may have come from them, and nothing below may stop
@@ -193,18 +164,23 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
 
 def with_epochs(result: BurstResult, first_batch_s: float, length: EpochLength) -> BurstResult:
     """The window's result as a rate over whole epochs, with what an epoch boundary costs."""
-    cost = epoch_cost(result.samples_per_s, result.window_s, result.window_epochs, first_batch_s,
-                      max(1, round(result.samples / max(1, result.steps))), length)
+    return with_cost(result, epoch_cost(result.samples_per_s, result.window_s, result.window_epochs,
+                                        first_batch_s,
+                                        max(1, round(result.samples / max(1, result.steps))), length))
+
+
+def with_cost(result: BurstResult, cost: EpochCost) -> BurstResult:
     return replace(result, samples_per_s=cost.samples_per_s,
-                   steady_samples_per_s=cost.steady_samples_per_s, first_batch_s=first_batch_s,
-                   restart_cost_s=cost.restart_cost_s, epoch_samples=length.samples)
+                   steady_samples_per_s=cost.steady_samples_per_s, first_batch_s=cost.first_batch_s,
+                   restart_cost_s=cost.restart_cost_s, epoch_samples=cost.length.samples)
 
 
 def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
              backlog: Callable[[], int | None], clock: PhaseClock, phase: PhaseHook,
              settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
              on_progress: ProgressHook | None, running: list[Any], t_begin: float,
-             epochs_begun: Callable[[], int]) -> BurstResult:
+             epochs: Epochs, place: EpochPlace) -> tuple[BurstResult, WholeEpochs | None]:
+    """The window's result and, where it measured whole epochs (epoch_window.py), those."""
     clock.recording = False
     def run_step(batch: Any) -> None:
         with phase("compute"):
@@ -223,14 +199,22 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         if sampler is not None:
             sampler.start()
             running.append(sampler)
-    settle(batches, run_step, backlog, config.prefetch_depth, settings.max_seconds / 2)
+    # Settling and placing share one limit, half the window's cap: the budget plans on it.
+    t_settle, settle_limit = time.perf_counter(), settings.max_seconds / 2
+    settle(batches, run_step, backlog, config.prefetch_depth, settle_limit)
+    room = max(settings.min_steps, config.prefetch_depth)
+    whole = place.batches is not None and not place.holds_window(room)
+    if not whole:
+        to_middle(batches, run_step, place, lambda: epochs.position, room,
+                  settle_limit - (time.perf_counter() - t_settle))
     clock.synchronize()
 
     clock.recording = True
     accelerator = workload.step if isinstance(workload.step, EmulatedAccelerator) else None
     busy_start = accelerator.busy_s if accelerator is not None else 0.0
     t_window = time.perf_counter()
-    epochs_before = epochs_begun()
+    epochs_before = epochs.epochs
+    edges: list[int] = []  # marks that end an epoch, once whole epochs are measured
     marks = [next_mark([], t_window, 0, backlog(), 0.0)]
     samples = steps = 0
     last_report = t_window
@@ -247,10 +231,22 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         if on_progress is not None and now - last_report >= 0.5:
             last_report = now
             on_progress(elapsed, samples / elapsed)
+        if whole and place.ends_epoch(epochs.position):
+            edges.append(len(marks) - 1)
         if elapsed >= settings.max_seconds:
             break
-        if window_complete(marks, min_steps=settings.min_steps, min_seconds=settings.min_seconds,
-                           depth=config.prefetch_depth, tolerance=settings.steady_tolerance):
+        if whole:
+            if (len(edges) >= 2 and steps >= settings.min_steps
+                    and marks[edges[-1]].t - marks[edges[0]].t >= settings.min_seconds):
+                steady = True
+                break
+        elif place.last_before_tail(epochs.position):
+            if steps >= room and elapsed >= settings.min_seconds:
+                steady = halves_agree(marks, settings.steady_tolerance)
+                break
+            whole = True  # a middle too short for the window: whole epochs from this one's end
+        elif window_complete(marks, min_steps=settings.min_steps, min_seconds=settings.min_seconds,
+                             depth=config.prefetch_depth, tolerance=settings.steady_tolerance):
             steady = True
             break
     clock.synchronize()
@@ -259,7 +255,8 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     running.clear()
     host_stats = host.stop()
     gpu_stats = gpu_sampler.stop() if gpu_sampler is not None else None
-    rate = window_rate(marks)
+    measured = whole_epochs(marks, edges) if whole else None
+    rate = measured.samples_per_s if measured is not None else window_rate(marks)
     return BurstResult(
         config=config, samples_per_s=rate, steps=steps, samples=samples,
         window_s=t_end - t_window, startup_s=t_first - t_begin, warmup_s=t_window - t_first,
@@ -270,5 +267,5 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         host=host_stats, gpu=gpu_stats,
         device_busy_s=accelerator.busy_s - busy_start if accelerator is not None else None,
         backlog_start=marks[0].backlog, backlog_end=marks[-1].backlog,
-        window_epochs=epochs_begun() - epochs_before,
-    )
+        window_epochs=epochs.epochs - epochs_before,
+    ), measured

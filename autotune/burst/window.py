@@ -96,8 +96,11 @@ def window_complete(marks: list[Mark], *, min_steps: int, min_seconds: float, de
     steps = len(marks) - 1
     if steps < max(min_steps, depth) or marks[-1].t - marks[0].t < min_seconds:
         return False
-    if not balanced(marks):
-        return False
+    return balanced(marks) and halves_agree(marks, tolerance)
+
+
+def halves_agree(marks: list[Mark], tolerance: float) -> bool:
+    steps = len(marks) - 1
     mid = steps // 2
     first, second = span_rate(marks, 0, mid), span_rate(marks, mid, steps)
     return abs(first - second) <= tolerance * second

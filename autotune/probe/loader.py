@@ -12,7 +12,8 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
-from autotune.burst.runner import drain_prefetched, endless_batches
+from autotune.burst.pacing import drain_prefetched
+from autotune.burst.runner import endless_batches
 from autotune.burst.teardown import no_strays, release_loader
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler

@@ -18,7 +18,8 @@ from typing import Any, Iterator
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function, schedule, tensorboard_trace_handler
 
-from autotune.burst.runner import drain_prefetched, endless_batches, release_loader
+from autotune.burst.pacing import drain_prefetched
+from autotune.burst.runner import endless_batches, release_loader
 from autotune.space.config import LoaderConfig
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.workload.base import Workload

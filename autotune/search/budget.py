@@ -23,7 +23,7 @@ CONFIRM_SHARE = 0.3
 # on a busy machine the same configuration can take half as long again.
 SAFETY = 1.5
 # A window may take this share of what is left; its settle phase may take half the window's cap
-# again (runner.settle), and start-up and warm-up come on top.
+# again (pacing.settle, then placing the window in its epoch), and start-up and warm-up come on top.
 WINDOW_SHARE = 0.8
 SETTLE_FACTOR = 1.5
 
