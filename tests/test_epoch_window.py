@@ -28,7 +28,14 @@ def test_the_middle_lies_between_the_refill_and_the_tail():
     assert place.middle(7, room=8) and not place.middle(8, room=8)  # 8 batches left before it
     assert place.last_before_tail(15) and not place.last_before_tail(14)
     assert place.ends_epoch(19) and not place.ends_epoch(18)
-    assert place.holds_window(12) and not place.holds_window(13)
+    assert place.holds_window(11) and not place.holds_window(12)
+
+
+@pytest.mark.parametrize("batches,depth,room", [(b, d, r) for b in (1, 5, 20, 30) for d in (0, 2, 10)
+                                                for r in (0, 8, 10)])
+def test_a_middle_holds_the_window_exactly_where_a_batch_has_room_before_the_tail(batches, depth, room):
+    place = EpochPlace(batches, depth)
+    assert place.holds_window(room) == any(place.middle(p, room) for p in range(batches))
 
 
 def test_a_loader_without_length_has_no_places():
@@ -98,3 +105,28 @@ def test_a_window_in_a_long_epoch_ends_before_the_tail(cpu, clock):
     assert result.window_epochs == 0
     assert not result.steady
     assert len(steps) == 60 - 2  # warm-up, settle and window: up to the tail's first batch
+
+
+def test_whole_epochs_are_timed_only_where_one_fits_in_the_cap():
+    place = EpochPlace(batches=20, depth=4)
+    # 25 more steps: the 5 left of this epoch and one whole epoch.
+    assert place.whole_epoch_fits(step_s=0.01, left_s=0.25)
+    assert not place.whole_epoch_fits(step_s=0.01, left_s=0.24)
+    assert not EpochPlace(batches=None, depth=4).whole_epoch_fits(step_s=0.01, left_s=100.0)
+
+
+def test_a_window_that_wants_more_than_the_middle_ends_before_the_tail_if_no_epoch_fits(cpu, clock):
+    # A record's window runs to its cap (min_seconds = max_seconds), but the epoch's middle is
+    # shorter and a whole epoch would not fit in what is left: it ends before the tail.
+    steps = []
+
+    def step(_batch):
+        steps.append(clock.now)
+        clock.sleep(0.001)
+
+    workload = scheduled_workload(clock, batch_size=8, batch_s=0.01, epoch_batches=100, step=step)
+    result = run_burst(workload, LoaderConfig(num_workers=1, prefetch_factor=2), cpu,
+                       BurstSettings(min_steps=8, min_seconds=1.2, max_seconds=1.2), usable_cpus=2)
+    assert result.window_epochs == 0
+    assert len(steps) == 100 - 2
+    assert result.samples_per_s == pytest.approx(8 / 0.01)

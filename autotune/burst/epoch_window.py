@@ -35,12 +35,17 @@ class EpochPlace:
     def last_before_tail(self, position: int) -> bool:
         return self.batches is not None and position == self.batches - self.depth - 1
 
-    def holds_window(self, steps: int) -> bool:
-        """The middle holds a window of `steps` (a pool without workers has no tail or refill)."""
-        return self.batches is not None and self.batches - 2 * self.depth >= steps
+    def holds_window(self, room: int) -> bool:
+        """Some batch of the middle has `room` more before the tail (see `middle`)."""
+        return self.batches is not None and self.batches - 2 * self.depth > room
 
     def ends_epoch(self, position: int) -> bool:
         return self.batches is not None and position == self.batches - 1
+
+    def whole_epoch_fits(self, step_s: float, left_s: float) -> bool:
+        """From the last batch before the tail, the rest of this epoch and one whole epoch more
+        fit in `left_s` at `step_s` a step (boundaries not counted: the first is a guess)."""
+        return self.batches is not None and (self.depth + 1 + self.batches) * step_s <= left_s
 
 
 @dataclass(frozen=True)

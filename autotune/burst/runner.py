@@ -241,10 +241,13 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
                 steady = True
                 break
         elif place.last_before_tail(epochs.position):
-            if steps >= room and elapsed >= settings.min_seconds:
+            # A middle too short for the window: whole epochs from this one's end, where one fits
+            # in the cap; otherwise the window ends here, as long as it may be.
+            fits = place.whole_epoch_fits(elapsed / steps, settings.max_seconds - elapsed)
+            if steps >= room and (elapsed >= settings.min_seconds or not fits):
                 steady = halves_agree(marks, settings.steady_tolerance)
                 break
-            whole = True  # a middle too short for the window: whole epochs from this one's end
+            whole = True
         elif window_complete(marks, min_steps=settings.min_steps, min_seconds=settings.min_seconds,
                              depth=config.prefetch_depth, tolerance=settings.steady_tolerance):
             steady = True
