@@ -18,13 +18,16 @@ from autotune.space.config import LoaderConfig
 BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
 # Runs of a few workloads after the full one: a fix's effect, and a miss re-run to find its cause.
-OFFLINE_RERUNS = ("results/bench/hand-over/bench.json", "results/bench/tokenizer-drift/bench.json")
+OFFLINE_RERUNS = ("results/bench/hand-over/bench.json", "results/bench/tokenizer-drift/bench.json",
+                  "results/bench/epoch-window/bench.json")
 ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-ranks2-misses/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
           "results/bench/online-subset-3rounds/online.json", "results/bench/online-unseen/online.json",
           "results/bench/online-defaults/online.json", "results/bench/online-rest/online.json")
-ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json")
+ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
+            "results/bench/accuracy-epochs/before/accuracy.json",
+            "results/bench/accuracy-epochs/after/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
