@@ -52,7 +52,6 @@ from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
 
 
-
 @dataclass(frozen=True)
 class BurstSettings:
     """The defaults are one tuner trial: short on purpose. The search explores with single short
@@ -94,16 +93,6 @@ class Epochs:
 
 def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
     return iter(Epochs(feed))
-
-
-
-
-
-
-
-
-
-
 
 
 def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
