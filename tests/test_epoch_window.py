@@ -91,8 +91,8 @@ def test_an_epoch_too_short_for_a_window_is_measured_whole(cpu, clock):
 
 
 def test_a_window_in_a_long_epoch_ends_before_the_tail(cpu, clock):
-    # The step slows down half-way through the epoch, so the window's halves never agree: it
-    # runs on, and stops before the epoch's last batches rather than crossing into the next.
+    # The step slows down early in the window, so its halves never agree: it runs on, and
+    # stops before the epoch's last batches rather than crossing into the next.
     steps = []
 
     def step(_batch):

@@ -30,6 +30,7 @@ def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
             return
         run_step(next(batches))
 
+
 def to_middle(batches: Iterator[Any], run_step: Callable[[Any], None], place: EpochPlace,
               position: Callable[[], int], room: int, limit_s: float) -> None:
     """Real steps until the next batch lies in its epoch's middle with `room` batches before the
@@ -41,8 +42,10 @@ def to_middle(batches: Iterator[Any], run_step: Callable[[Any], None], place: Ep
            and time.perf_counter() - t0 < limit_s):
         run_step(next(batches))
 
+
 def persistent_pool(loader: Any) -> bool:
     return bool(getattr(loader, "persistent_workers", False)) and getattr(loader, "num_workers", 0) > 0
+
 
 def refill_s(loader: Any, limit_s: float) -> float:
     """A persistent pool's epoch restart: once the tasks in flight are done (at a real epoch end
@@ -58,6 +61,7 @@ def refill_s(loader: Any, limit_s: float) -> float:
     t0 = time.perf_counter()
     next(iter(loader))
     return time.perf_counter() - t0
+
 
 def drain_prefetched(batches: Iterator[Any], depth: int) -> None:
     """For a loader measured alone (no step): pull ready batches without stepping until a pull
