@@ -31,6 +31,8 @@ class Loop:
     convoy: float = 0.0  # a starved share at prefetch 2, halved by each doubling
     noise: float = 0.0
     startup_s: float = 0.05
+    pinned_speedup: float = 0.0  # a pinned configuration's steps take 1 / (1 + this) as long
+
 
     def timing(self, config: LoaderConfig) -> tuple[float, float]:
         """(step seconds, of which waiting inside __next__)."""
@@ -42,7 +44,9 @@ class Loop:
             rate = min(rate, self.cores / (self.fetch_s * self.cpu_share))
         step = max(self.step_s, 1 / rate)
         step *= 1 + self.convoy * 2 / config.prefetch_factor if 1 / rate > 0.7 * self.step_s else 1
-        return step, step - self.step_s + 0.0002  # the hand-over of a ready batch
+        if config.pin_memory:
+            step /= 1 + self.pinned_speedup
+        return step, max(0.0, step - self.step_s) + 0.0002  # the hand-over of a ready batch
 
     def run(self, climb: HillClimb, seed=0, limit=20_000) -> int:
         rng = random.Random(seed)
@@ -229,6 +233,20 @@ def test_pin_memory_tried_only_with_cuda():
     assert not any(m.config.pin_memory for m in cpu.measured.values())
     assert any(m.config.pin_memory for m in cuda.measured.values())
     assert not cuda.current.pin_memory  # no faster: the cheaper, unpinned, wins the tie
+
+
+def test_on_cuda_the_candidates_are_pinned_before_a_bound_can_end_the_climb():
+    """The H200 demo (results/gpu/2026-11-26-h200.md): the bound ended the climb after the worker
+    candidates, before its pin step, and the choice ran unpinned at 0.82 of pinned."""
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True))
+    Loop(pinned_speedup=0.2).run(climb)
+    tried = _measured(climb)
+    assert not tried[0].pin_memory  # the start, as given
+    assert tried[1].num_workers > 0 and tried[1].pin_memory  # the jump, pinned
+    assert climb.current.pin_memory
+    unpinned = [c for c in tried[1:] if not c.pin_memory]
+    assert [(c.num_workers, c.prefetch_factor) for c in unpinned] == [
+        (climb.current.num_workers, climb.current.prefetch_factor)]  # the pin step: the best unpinned
 
 
 def test_candidates_keep_their_workers_and_persistence_alone_switches_nothing():

@@ -12,8 +12,10 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    (decision/worker_range.py). A candidate that is not better ends that direction.
 3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
-4. pin_memory where CUDA is used. Then the winner's curse: where the closest rival is within noise,
-   the best is measured again and judged on its new windows alone.
+4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
+   GPU, measured before any bound can end the climb), and this step measures the best unpinned.
+   Then the winner's curse: where the closest rival is within noise, the best is measured again
+   and judged on its new windows alone.
 
 Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
