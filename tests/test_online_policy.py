@@ -33,7 +33,6 @@ class Loop:
     startup_s: float = 0.05
     pinned_speedup: float = 0.0  # a pinned configuration's steps take 1 / (1 + this) as long
 
-
     def timing(self, config: LoaderConfig) -> tuple[float, float]:
         """(step seconds, of which waiting inside __next__)."""
         w = config.num_workers
@@ -247,6 +246,9 @@ def test_on_cuda_the_candidates_are_pinned_before_a_bound_can_end_the_climb():
     unpinned = [c for c in tried[1:] if not c.pin_memory]
     assert [(c.num_workers, c.prefetch_factor) for c in unpinned] == [
         (climb.current.num_workers, climb.current.prefetch_factor)]  # the pin step: the best unpinned
+    tight = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True, epoch_steps=256, bound_share=0.01))
+    Loop(fetch_s=0.083, convoy=0.4, pinned_speedup=0.2).run(tight)
+    assert tight.stop_reason is StopReason.BOUND and tight.current.pin_memory
 
 
 def test_candidates_keep_their_workers_and_persistence_alone_switches_nothing():
