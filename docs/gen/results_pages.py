@@ -25,7 +25,8 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
           "results/bench/online-subset-3rounds/online.json", "results/bench/online-unseen/online.json",
           "results/bench/online-defaults/online.json", "results/bench/online-rest/online.json",
-          "results/bench/online-deep-storage/online.json")
+          "results/bench/online-deep-storage/online.json",
+          "results/bench/online-photos/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
             "results/bench/accuracy-epochs/before/accuracy.json",
             "results/bench/accuracy-epochs/after/accuracy.json")
