@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 
 from autotune import environment
+from autotune.decision.rate import pooled_rate
+from autotune.search.record import MAX_RECORD_BURSTS
 from autotune.search.trial import Phase
 from autotune.api import tune
 from autotune.recipe.model import RateSource
@@ -49,11 +51,16 @@ def test_compute_bound_workload_gets_few_workers_within_budget():
     phases = [t.phase for t in result.trials]
     assert Phase.CONFIRM in phases
     # Then the chosen configuration once more, after every re-measurement: the recipe's rate.
-    assert phases[-1] == Phase.RECORD and phases.count(Phase.RECORD) == 1
-    (record,) = (t for t in result.trials if t.phase == Phase.RECORD)
-    assert record.config == result.config
-    assert result.recipe.measured.samples_per_s == pytest.approx(record.samples_per_s, abs=0.01)
-    assert result.recipe.measured.rate_from == RateSource.RECORD
+    # How many record bursts follow the first depends on the noise this machine measured
+    # (record.bursts_needed, tested on given rates), so only their bounds are asserted here.
+    n = phases.count(Phase.RECORD)
+    assert 1 <= n <= MAX_RECORD_BURSTS and set(phases[-n:]) == {Phase.RECORD}
+    records = [t for t in result.trials if t.phase == Phase.RECORD]
+    assert all(t.config == result.config for t in records)
+    m = result.recipe.measured
+    assert m.rate_from == RateSource.RECORD and m.measurements == n
+    pooled = pooled_rate([t.samples_per_s for t in records], [t.result.window_s for t in records])
+    assert m.samples_per_s == pytest.approx(pooled, abs=0.01)
 
 
 @pytest.mark.slow
