@@ -16,7 +16,7 @@ from autotune.bench.online_model import OnlineReport
 from autotune.bench.online_row import online_round, online_row
 from autotune.bench.online_run import run_online
 from autotune.bench.options import OnlineBenchOptions
-from autotune.bench.render import online_markdown, online_table
+from autotune.bench.render_online import online_markdown, online_table
 from autotune.bench.write import write_online
 from autotune.cli.app import app
 from autotune.errors import OptionsError

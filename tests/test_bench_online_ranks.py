@@ -11,7 +11,7 @@ from autotune.bench.online_figures import StepTimes, Way, round_figures
 from autotune.bench.online_ranks import rank_candidates, train_ranks
 from autotune.bench.online_row import tuner_round
 from autotune.bench.options import OnlineBenchOptions
-from autotune.bench.render import _chosen
+from autotune.bench.render_online import _chosen
 from autotune.cli.app import app
 from autotune.online.options import OnlineOptions
 from autotune.space.config import LoaderConfig

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from autotune.bench.model import AccuracyReport, BenchReport
 from autotune.bench.online_model import OnlineReport
-from autotune.bench.render import accuracy_markdown, online_markdown, to_markdown
+from autotune.bench.render import accuracy_markdown, to_markdown
+from autotune.bench.render_online import online_markdown
 from autotune.errors import OptionsError
 
 

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from autotune.bench.accuracy import parse_config, run_accuracy
 from autotune.bench.online_run import run_online
 from autotune.bench.options import AccuracyOptions, BenchOptions, OnlineBenchOptions
-from autotune.bench.render import accuracy_table, headline, online_table
+from autotune.bench.render import accuracy_table, headline
+from autotune.bench.render_online import online_table
 from autotune.bench.run import run_bench
 from autotune.bench.workloads import check_keys
 from autotune.bench.write import check_writable, write_accuracy, write_online, write_report

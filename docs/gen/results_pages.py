@@ -11,8 +11,9 @@ from sources import ROOT, Source, all_results, read
 
 from autotune.bench.model import AccuracyReport, BenchReport
 from autotune.bench.online_model import OnlineReport
-from autotune.bench.render import (accuracy_table, bench_targets, headline, notes_lines, online_table,
-                                   online_targets)
+from autotune.bench.cells import notes_lines
+from autotune.bench.render import accuracy_table, bench_targets, headline
+from autotune.bench.render_online import online_table, online_targets
 from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
