@@ -45,6 +45,18 @@ def test_ratio_is_burst_median_over_steady_median_within_five_percent():
     assert failed.ratio is None and failed.within is False and failed.error
 
 
+def test_notes_added_after_the_run_are_in_the_markdown(tmp_path):
+    """A miss explained in the JSON's notes reaches the Markdown written from it."""
+    row = accuracy_row(TINY, LoaderConfig(), [110.0, 107.0, 108.0], [100.0, 100.0, 100.0])
+    report = AccuracyReport(command="autotune bench --accuracy (test)", rows=[row], quick=False,
+                            environment={}, burst={}, steady_seconds=1.0, settle_s=0.1, rounds=3,
+                            total_s=1.0, notes=["tiny w0 +8%: single bursts scatter"])
+    md, _ = write_accuracy(report, tmp_path, "accuracy")
+    text = md.read_text()
+    assert "1.080 ✗" in text
+    assert "- tiny w0 +8%: single bursts scatter" in text.split("Target: within")[1]
+
+
 def test_the_held_out_workload_is_measured_only_when_named(monkeypatch):
     monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY, HELD))
     assert [w.key for w in accuracy.accuracy_workloads(None, quick=False)] == ["tiny"]

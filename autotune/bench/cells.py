@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autotune.bench.model import AccuracyReport, BenchReport
 from autotune.bench.online_model import OnlineReport
+from autotune.bench.provenance import Recorded
 
 
 def pct(value: float | None) -> str:
@@ -37,7 +38,7 @@ def table(header: str, align: str, rows: list[str]) -> str:
     return "\n".join([header, align, *rows]) + "\n"
 
 
-def notes_lines(report: BenchReport | OnlineReport) -> list[str]:
+def notes_lines(report: Recorded) -> list[str]:
     """The misses, explained after the run (the results file's `notes`)."""
     if not report.notes:
         return []

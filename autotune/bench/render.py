@@ -144,7 +144,8 @@ def accuracy_markdown(report: AccuracyReport) -> str:
         f" loop, autotune.verify.steady: settle at least {report.settle_s:g} s and 3 x the batches"
         f" in flight, then a {report.steady_seconds:g} s window). *burst / steady*: the median"
         f" burst over the median steady window. Target: within ±{MAX_BURST_VS_STEADY:.0%}"
-        f"{mark(within)}.",
+        f"{mark(within)}.", "",
+        *notes_lines(report),
     ]
     return "\n".join(parts) + "\n"
 

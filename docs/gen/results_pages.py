@@ -30,7 +30,8 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-photos/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
             "results/bench/accuracy-epochs/before/accuracy.json",
-            "results/bench/accuracy-epochs/after/accuracy.json")
+            "results/bench/accuracy-epochs/after/accuracy.json",
+            "results/bench/accuracy-in-memory/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
