@@ -4,6 +4,7 @@ target, and one tiny real run checked for structure only."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +15,9 @@ from autotune.bench.model import AccuracyReport
 from autotune.bench.options import AccuracyOptions
 from autotune.bench.write import write_accuracy
 from autotune.cli.app import app
+from autotune.burst.runner import BurstSettings
 from autotune.errors import OptionsError
+from autotune.search.options import BurstOptions
 from autotune.space.config import LoaderConfig
 
 from conftest import children
@@ -66,6 +69,41 @@ def test_the_held_out_workload_is_measured_only_when_named(monkeypatch):
 def test_bad_accuracy_options_exit_2():
     bad = CliRunner().invoke(app, ["bench", "--accuracy", "--configs", "w0,w2 turbo"])
     assert bad.exit_code == 2 and "bad configuration 'w2 turbo'" in bad.output
+
+
+def test_bad_burst_settings_exit_2_naming_the_setting():
+    for args, said in ((["--accuracy", "--burst", "max_seconds=0"],
+                        "--burst: max_seconds: Input should be greater than 0"),
+                       (["--accuracy", "--burst", "speed=3"], "--burst: bad setting 'speed=3'"),
+                       (["--burst", "max_seconds=10"], "apply to --accuracy only"),
+                       (["--full-window"], "apply to --accuracy only")):
+        bad = CliRunner().invoke(app, ["bench", *args])
+        assert bad.exit_code == 2 and said in bad.output, bad.output
+
+
+def test_bursts_other_than_trials_run_with_their_settings_and_say_so(tmp_path, monkeypatch):
+    """Window length, warm-up and the record's full window reach every burst, and the report
+    says the bursts were not the tuner's trials."""
+    monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
+    ran: list[BurstSettings] = []
+
+    def fake_burst(workload, config, device, settings, **kwargs):
+        ran.append(settings)
+        return SimpleNamespace(samples_per_s=100.0)
+
+    monkeypatch.setattr(accuracy, "run_burst", fake_burst)
+    monkeypatch.setattr(accuracy, "measure_steady",
+                        lambda *args, **kwargs: SimpleNamespace(samples_per_s=100.0))
+    opts = AccuracyOptions(configs=["w0"], rounds=2, steady_seconds=1, device="cpu", out_dir=tmp_path,
+                           burst={"max_seconds": "10", "warmup_steps": "100"}, full_window=True)
+    report = accuracy.run_accuracy(opts, lambda line: None, "autotune bench --accuracy (test)")
+    assert len(ran) == 2 and all(s.max_seconds == 10 and s.min_seconds == 10
+                                 and s.warmup_steps == 100 for s in ran)
+    assert report.burst["full_window"] is True and report.as_trials is False
+    md, _ = write_accuracy(report, tmp_path, "accuracy")
+    assert "settings other than a trial's" in md.read_text()
+    trials = AccuracyOptions(configs=["w0"])
+    assert trials.as_trials and trials.burst.settings() == BurstOptions().settings()
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ reported as broken, with its traceback."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import torch
@@ -13,7 +12,9 @@ import torch
 import hostile_workloads as hw
 from autotune import tune
 from autotune.burst.failure import SHM_HINT, describe_failure
+from autotune.burst import runner as burst_runner
 from autotune.burst.runner import BurstSettings, run_burst
+from autotune.burst.teardown import release_loader as real_release
 from autotune.burst.watchdog import BurstTimeout
 from autotune.errors import WorkloadError
 from autotune.search.trial import TrialStatus
@@ -65,18 +66,25 @@ def test_worker_killed_by_sigkill_fails_one_trial(tmp_path):
     assert child_pids() <= before
 
 
-def test_hung_worker_fails_its_trial_by_the_time_limit(tmp_path):
+def test_hung_worker_fails_its_trial_by_the_time_limit(tmp_path, monkeypatch):
     before = child_pids()
-    t0 = time.perf_counter()
+    forced: list[bool] = []
+
+    def release(loader, iterator=None, *, force=False):
+        forced.append(force)
+        real_release(loader, iterator, force=force)
+
+    monkeypatch.setattr(burst_runner, "release_loader", release)
     result = _tune(hw.hangs_in_workers(), tmp_path, max_trials=2, burst=HANG_BURST)
-    elapsed = time.perf_counter() - t0
     assert result.trials[0].ok
     hung = result.trials[1]
     assert hung.config.num_workers > 0 and hung.status == TrialStatus.FAILED
     assert "time limit of 1 s" in hung.error
-    # One time limit plus a forced teardown, not the 5 s per hung worker of a graceful
-    # shutdown, nor forever.
-    assert elapsed < 15
+    # One time limit plus a forced teardown (its workers killed), not the 5 s per hung worker of
+    # a graceful shutdown; "not forever" is pytest's timeout. A time asserted here would be the
+    # machine's load, not the teardown.
+    failed = [t for t in result.trials if t.status == TrialStatus.FAILED]
+    assert forced.count(True) == len(failed) >= 1
     assert child_pids() <= before
 
 
@@ -109,10 +117,10 @@ def test_watchdog_stops_a_step_hung_in_the_main_process():
     workload = hw.hangs_everywhere()
     settings = BurstSettings(min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1,
                              time_limit_s=1.0)
-    t0 = time.perf_counter()
+    # Stopped at all is the point (a hang would last until pytest's timeout): BurstTimeout comes
+    # from the watchdog alone.
     with pytest.raises(BurstTimeout):
         run_burst(workload, LoaderConfig(), torch.device("cpu"), settings)
-    assert time.perf_counter() - t0 < 10
 
 
 def test_dataloader_timeout_guards_bursts_off_the_main_thread():

@@ -1,7 +1,8 @@
 """`autotune bench --accuracy`: does a burst measure the rate a configuration sustains?
 
 For each workload and configuration, `rounds` times in alternation: one burst exactly as the tuner
-runs a trial (autotune.burst.runner.run_burst with BurstOptions().settings()), then one steady
+runs a trial (autotune.burst.runner.run_burst with BurstOptions().settings(); other settings, or
+the record's full window, where asked), then one steady
 measurement in a plain training loop (autotune.verify.steady: settle, then a 20 s window). The
 ratio of the burst median to the steady median should be within ±5%, for deep buffers of
 oversubscribed workers (8 workers, prefetch 4-8, on 2 CPUs) as for PyTorch's defaults.
@@ -26,7 +27,6 @@ from autotune.bench.targets import burst_within_steady
 from autotune.bench.workloads import BenchWorkload, select
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.errors import AutotuneError, OptionsError
-from autotune.search.options import BurstOptions
 from autotune.space.config import LoaderConfig, label_values
 from autotune.space.cpus import usable_cpus
 from autotune.verify.steady import measure_steady
@@ -99,7 +99,7 @@ def accuracy_row(bw: BenchWorkload, config: LoaderConfig, bursts: list[float],
 def run_accuracy(opts: AccuracyOptions, log: Log, command: str) -> AccuracyReport:
     t0 = time.perf_counter()
     configs = [parse_config(c) for c in (opts.configs or (QUICK_CONFIGS if opts.quick else DEFAULT_CONFIGS))]
-    settings = BurstOptions().settings()
+    settings = opts.burst.settings(full_window=opts.full_window)
     cpus = usable_cpus().count
     rows: list[AccuracyRow] = []
     for bw in accuracy_workloads(opts.workloads, opts.quick):
@@ -122,6 +122,7 @@ def run_accuracy(opts: AccuracyOptions, log: Log, command: str) -> AccuracyRepor
             rows.append(accuracy_row(bw, config, bursts, steady))
     return AccuracyReport(command=command, commit=git_commit(), quick=opts.quick,
                           environment=environment.collect(resolve_device(opts.device)),
-                          burst=BurstOptions().model_dump(), steady_seconds=opts.seconds,
+                          burst={**opts.burst.model_dump(), "full_window": opts.full_window},
+                          as_trials=opts.as_trials, steady_seconds=opts.seconds,
                           settle_s=opts.settle_s, rounds=opts.measure_rounds,
                           total_s=round(time.perf_counter() - t0, 1), rows=rows)

@@ -136,7 +136,8 @@ class AccuracyRow(_Strict):
 class AccuracyReport(Recorded):
     quick: bool
     environment: dict[str, Any]
-    burst: dict[str, Any]  # the tuner's trial settings, as each burst ran
+    burst: dict[str, Any]  # the settings each burst ran with
+    as_trials: bool = True  # those of the tuner's trials (files before the option: always)
     steady_seconds: float
     settle_s: float
     rounds: int

@@ -8,6 +8,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from autotune.burst.runner import BurstSettings
+from autotune.search.options import BurstOptions
 from autotune.verify.steady import SETTLE_S
 
 # The bench's recorded-vs-verified check: each tuning's configuration measured steadily right
@@ -83,8 +84,19 @@ class AccuracyOptions(BaseModel):
     steady_seconds: float | None = Field(None, gt=0)
     rounds: int | None = Field(None, ge=1, description="bursts and steady windows per configuration")
     settle_s: float = Field(SETTLE_S, ge=0)
+    # Bursts other than the tuner's trials, to find which of their settings a bias comes from:
+    # on an H200 the trial bursts read 12% below the steady loop (results/gpu/2026-11-26-h200.md).
+    burst: BurstOptions = Field(default_factory=BurstOptions,
+                                description="the bursts' settings (default: a tuner trial's)")
+    full_window: bool = Field(False, description="bursts as the record runs them: the window runs"
+                              " to its longest (max_seconds) instead of ending once steady")
     device: str = "auto"
     out_dir: Path = Path("results/bench")
+
+    @property
+    def as_trials(self) -> bool:
+        """Whether the bursts are the tuner's own trials."""
+        return self.burst == BurstOptions() and not self.full_window
 
     @property
     def seconds(self) -> float:

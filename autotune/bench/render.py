@@ -132,6 +132,10 @@ def accuracy_table(report: AccuracyReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _burst_settings(report: AccuracyReport) -> str:
+    return "the tuner's own trial settings" if report.as_trials else "**settings other than a trial's**"
+
+
 def accuracy_markdown(report: AccuracyReport) -> str:
     within = report.within()
     parts = [
@@ -139,8 +143,8 @@ def accuracy_markdown(report: AccuracyReport) -> str:
         *measured_lines(report),
         accuracy_table(report),
         "Does a burst measure the rate a configuration sustains? Per configuration,"
-        f" {report.rounds} rounds, each one burst (autotune.burst.runner.run_burst with the tuner's"
-        f" own trial settings: {report.burst}) followed by one steady measurement (a plain training"
+        f" {report.rounds} rounds, each one burst (autotune.burst.runner.run_burst with"
+        f" {_burst_settings(report)}: {report.burst}) followed by one steady measurement (a plain training"
         f" loop, autotune.verify.steady: settle at least {report.settle_s:g} s and 3 x the batches"
         f" in flight, then a {report.steady_seconds:g} s window). *burst / steady*: the median"
         f" burst over the median steady window. Target: within ±{MAX_BURST_VS_STEADY:.0%}"

@@ -22,6 +22,7 @@ from autotune.bench.workloads import check_keys
 from autotune.bench.write import check_writable, write_accuracy, write_online, write_report
 from autotune.cli.common import console, one_line_errors, option_error
 from autotune.errors import OptionsError
+from autotune.search.options import BurstOptions
 
 FLAGS = {"ranks": "--ranks", "budget_s": "--budget", "out_dir": "--out", "steady_seconds": "--steady-seconds",
          "steady_rounds": "--steady-rounds", "settle_s": "--settle", "steps": "--steps",
@@ -59,6 +60,12 @@ def bench(
     configs: Optional[str] = typer.Option(
         None, "--configs", help="with --accuracy: comma-separated configurations (default"
         " 'w0,w2 pf2,w8 pf4,w8 pf8')"),
+    burst: Optional[str] = typer.Option(
+        None, "--burst", help="with --accuracy: the bursts' settings other than a trial's, as"
+        " key=value,... (min_steps, min_seconds, max_seconds, warmup_steps, time_limit_s), e.g."
+        " 'max_seconds=10,warmup_steps=100'"),
+    full_window: bool = typer.Option(False, "--full-window", help="with --accuracy: bursts as the"
+                                     " record runs them, the window running to its longest"),
     online: bool = typer.Option(False, "--online", help="instead: train each workload with PyTorch's"
                                 " defaults, autotune.DataLoader and the grid's best -> online.md/.json"),
     steps: int = typer.Option(3000, "--steps", help="with --online: training steps per way (at"
@@ -87,8 +94,11 @@ def bench(
         raise OptionsError("--accuracy and --online are two different runs: pass one")
     if ranks != 1 and not online:
         raise OptionsError(f"--ranks {ranks} applies to --online only: add --online, or drop --ranks")
+    if (burst is not None or full_window) and not accuracy:
+        raise OptionsError("--burst and --full-window apply to --accuracy only: add --accuracy")
     if accuracy:
-        _accuracy(quick, keys, configs, rounds, steady_seconds, device, out, command)
+        _accuracy(quick, keys, configs, rounds, steady_seconds, _settings(burst), full_window,
+                  device, out, command)
         return
     if online:
         _online(keys, steps, rounds, grid_from, no_grid, no_defaults, device, max_workers, ranks,
@@ -121,10 +131,25 @@ def _run(opts: Any, run: Callable[..., Any], write: Callable[..., tuple[Path, Pa
     console.print(f"{name}: {md}\n{' ' * (len(name) + 2)}{js}")
 
 
+def _settings(text: Optional[str]) -> dict[str, str]:
+    """'key=value,...' as a dict, each key one of BurstOptions' (the model checks the values)."""
+    keys = tuple(BurstOptions.model_fields)
+    pairs: dict[str, str] = {}
+    for part in _split(text) or ():
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in keys:
+            raise OptionsError(f"--burst: bad setting {part!r}: use key=value with keys"
+                               f" {', '.join(keys)}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def _accuracy(quick: bool, keys: list[str] | None, configs: Optional[str], rounds: Optional[int],
-              steady_seconds: Optional[float], device: str, out: Path, command: str) -> None:
+              steady_seconds: Optional[float], burst: dict[str, str], full_window: bool,
+              device: str, out: Path, command: str) -> None:
     opts = _options(AccuracyOptions, quick=quick, workloads=keys, configs=_split(configs),
-                    rounds=rounds, steady_seconds=steady_seconds, device=device, out_dir=out)
+                    rounds=rounds, steady_seconds=steady_seconds, burst=burst,
+                    full_window=full_window, device=device, out_dir=out)
     for label in opts.configs or ():
         parse_config(label)  # a typo fails now, not after an hour
     _run(opts, run_accuracy, write_accuracy, accuracy_table, "accuracy", command)

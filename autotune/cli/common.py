@@ -48,7 +48,9 @@ def option_error(exc: ValidationError, flags: Mapping[str, str] | None = None) -
     err = exc.errors()[0]
     field = str(err["loc"][0]) if err["loc"] else ""
     flag = (flags or {}).get(field, f"--{field.replace('_', '-')}")
-    where = f"{flag}: " if field else ""
+    # A setting inside an option (--burst max_seconds=...) is named after its flag.
+    inner = [str(part) for part in err["loc"][1:] if isinstance(part, str)]
+    where = f"{flag}: " + "".join(f"{name}: " for name in inner) if field else ""
     return OptionsError(f"{where}{err['msg'].removeprefix('Value error, ')}")
 
 

@@ -43,13 +43,16 @@ class StopRules:
                 self.since_gain += 1
 
     def restart(self, seeds: int) -> None:
-        """New seeds were enqueued (the worker range grew): they run before patience counts."""
+        """New seeds were enqueued (the worker range grew, or the best's persistent twin): they
+        run before patience counts. Seeds still queued from before then lose that protection:
+        a twin is enqueued only for the best so far, and seeds run cheapest first, so they are
+        dearer than it, and a stop at the device ceiling may leave them out."""
         self.seeds = self.measured + seeds
         self.since_gain = 0
 
     def reason(self) -> str | None:
-        # The seeds always run: they are the prediction's neighbourhood, and the cheaper of them
-        # may equal a faster one within noise (the choice needs them measured to pick it).
+        # The seeds run before any stop: they are the prediction's neighbourhood, and the cheaper
+        # of them may equal a faster one within noise (the choice needs them measured to pick it).
         if self.measured < self.seeds:
             return None
         if self.device_ceiling > 0 and self.best >= (1 - CEILING_GAP) * self.device_ceiling:
