@@ -45,7 +45,7 @@ def bench_targets(report: BenchReport) -> str:
 
 def headline(report: BenchReport) -> str:
     return table(HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
-                  [headline_row(r) for r in report.rows])
+                 [headline_row(r) for r in report.rows])
 
 
 def _tunings(row: BenchRow) -> list[str]:

@@ -60,7 +60,7 @@ def online_row_line(row: OnlineRow) -> str:
 
 def online_table(report: OnlineReport) -> str:
     return table(ONLINE_HEADLINE, "|---|---|---|---:|---:|---:|---:|---:|",
-                  [online_row_line(r) for r in report.rows])
+                 [online_row_line(r) for r in report.rows])
 
 
 # The online options that shape the exploration, as the report states them.
