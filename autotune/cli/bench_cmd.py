@@ -22,6 +22,7 @@ from autotune.bench.workloads import check_keys
 from autotune.bench.write import check_writable, write_accuracy, write_online, write_report
 from autotune.cli.common import console, one_line_errors, option_error
 from autotune.errors import OptionsError
+from autotune.key_values import key_values
 from autotune.search.options import BurstOptions
 
 FLAGS = {"ranks": "--ranks", "budget_s": "--budget", "out_dir": "--out", "steady_seconds": "--steady-seconds",
@@ -97,8 +98,11 @@ def bench(
     if (burst is not None or full_window) and not accuracy:
         raise OptionsError("--burst and --full-window apply to --accuracy only: add --accuracy")
     if accuracy:
-        _accuracy(quick, keys, configs, rounds, steady_seconds, _settings(burst), full_window,
-                  device, out, command)
+        # The keys are checked here, the values by BurstOptions.
+        settings = key_values(burst, BurstOptions.model_fields, "--burst: bad setting",
+                              OptionsError)
+        _accuracy(quick, keys, configs, rounds, steady_seconds, settings, full_window, device, out,
+                  command)
         return
     if online:
         _online(keys, steps, rounds, grid_from, no_grid, no_defaults, device, max_workers, ranks,
@@ -129,19 +133,6 @@ def _run(opts: Any, run: Callable[..., Any], write: Callable[..., tuple[Path, Pa
     md, js = write(report, opts.out_dir, opts.stem)
     console.print(table(report), highlight=False, markup=False, soft_wrap=True)
     console.print(f"{name}: {md}\n{' ' * (len(name) + 2)}{js}")
-
-
-def _settings(text: Optional[str]) -> dict[str, str]:
-    """'key=value,...' as a dict, each key one of BurstOptions' (the model checks the values)."""
-    keys = tuple(BurstOptions.model_fields)
-    pairs: dict[str, str] = {}
-    for part in _split(text) or ():
-        key, sep, value = part.partition("=")
-        if not sep or key.strip() not in keys:
-            raise OptionsError(f"--burst: bad setting {part!r}: use key=value with keys"
-                               f" {', '.join(keys)}")
-        pairs[key.strip()] = value.strip()
-    return pairs
 
 
 def _accuracy(quick: bool, keys: list[str] | None, configs: Optional[str], rounds: Optional[int],

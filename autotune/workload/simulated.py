@@ -31,6 +31,7 @@ import torch
 from torch.utils.data import Dataset, default_collate
 
 from autotune.errors import WorkloadError
+from autotune.key_values import key_values
 from autotune.workload.accelerator import EmulatedAccelerator
 from autotune.workload.base import Workload
 
@@ -42,12 +43,7 @@ def parse_params(cls: type[T], text: str | None, what: str) -> T:
     default's type ('3x32x32' for a shape tuple, 0/1 for a flag)."""
     values: dict[str, Any] = {}
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    for part in filter(None, (text or "").split(",")):
-        key, sep, raw = part.partition("=")
-        key = key.strip()
-        if not sep or key not in fields:
-            raise WorkloadError(f"bad {what} parameter {part!r}: use key=value with keys"
-                                f" {', '.join(fields)}")
+    for key, raw in key_values(text, fields, f"bad {what} parameter", WorkloadError).items():
         default = fields[key].default
         try:
             if isinstance(default, tuple):
