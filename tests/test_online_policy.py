@@ -123,6 +123,46 @@ def test_the_winner_is_measured_again_against_a_rival_within_noise():
     assert climb.best.n >= 2
 
 
+def test_a_best_chosen_on_lucky_windows_gives_way_to_a_rival_and_the_climb_goes_on():
+    """heavy-tail's climb: w5 pf4 won on two lucky windows (50 batches/s; 43.5 after), and its
+    rival at more workers (48.6 on average, in noisy windows) was worse by the means alone. The
+    best is measured again, loses its place, and the climb goes on from the rival."""
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    visits: dict[LoaderConfig, int] = {}
+
+    def timing(c: LoaderConfig, k: int) -> tuple[float, float]:
+        """(step, wait) of `c`'s k-th step in a segment, its windows (a convoy long)
+        alternating fast and slow where noisy."""
+        w, depth = c.num_workers, c.prefetch_depth
+        fast = (k - 1) // max(1, depth) % 2 == 1
+        if w == 0:
+            return 0.103, 0.083
+        if c.prefetch_factor == 2:
+            return 0.030, 0.010
+        if w == 5 and c.prefetch_factor == 4:
+            return (0.0200, 0.002) if visits[c] == 1 else (0.0230, 0.005)
+        if w == 5:
+            return (0.019, 0.002) if fast else (0.025, 0.002)
+        return (0.018, 0.0002) if fast else (0.024, 0.0002)
+
+    segment, config = 0, None
+    for n in range(20_000):
+        if not climb.exploring:
+            break
+        if climb.current != config:
+            config, segment = climb.current, 0
+            visits[config] = visits.get(config, 0) + 1
+        step_s, wait_s = timing(config, segment)
+        cpu = wait_s * 0.05 if config.num_workers == 0 else 0.0001
+        climb.observe(Step(n, step_s, wait_s, segment, 0.05 if segment == 0 else None,
+                           wait_cpu_s=cpu, work_cpu_s=0.0))
+        segment += 1
+    lucky = climb.measured[LoaderConfig(num_workers=5, prefetch_factor=4, persistent_workers=True)]
+    assert lucky.fresh_from > 0 and abs(lucky.mean - 1 / 0.023) < 0.5  # judged on new windows
+    assert climb.stop_reason is StopReason.RESOLVED
+    assert climb.best.config.num_workers > 5 and climb.best.config.prefetch_factor == 4
+
+
 def _fed_from(workers: int, loop: Loop) -> Loop:
     """`loop` whose step is fed from `workers` workers on, and starved below."""
     loop.timing = lambda c: (0.103, 0.083) if c.num_workers == 0 else (

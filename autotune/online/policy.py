@@ -14,8 +14,9 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
    GPU, measured before any bound can end the climb), and this step measures the best unpinned.
-   Then the winner's curse: where the closest rival is within noise, the best is measured again
-   and judged on its new windows alone.
+5. The winner's curse: where the closest rival is not worse beyond the noise band, the best is
+   measured again (once) and judged on its new windows alone. Where the rival takes its place,
+   the climb goes on from it at step 2.
 
 Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
@@ -277,7 +278,9 @@ class HillClimb(ClimbPlan):
     def noise_cv(self) -> float | None:
         return pooled_cv([m.rates for m in self.measured.values()])
 
-    def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
+    def verdict(self, best: Measurement, cand: Measurement, settle: bool = True) -> Verdict:
+        """`cand` against `best`. Unresolved within the noise band: OPEN until `cand` has its most
+        windows, then (where `settle`) the means decide."""
         if cand.failed:
             return Verdict.WORSE
         if cand.n < self.settings.min_windows or best.n == 0 or best.mean <= 0:
@@ -290,7 +293,7 @@ class HillClimb(ClimbPlan):
             return Verdict.WORSE
         if band <= TARGET:
             return Verdict.TIED
-        if cand.n < self.settings.max_windows:
+        if cand.n < self.settings.max_windows or not settle:
             return Verdict.OPEN
         # Measured all it may be and still unresolved: as choose.py does where the budget ends
         # first, the means decide beyond TARGET (a large gain is not a tie for being noisy).
