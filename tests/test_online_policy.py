@@ -123,44 +123,70 @@ def test_the_winner_is_measured_again_against_a_rival_within_noise():
     assert climb.best.n >= 2
 
 
+def _drive(climb: HillClimb, timing) -> None:
+    """Steps for `climb` from `timing(config, k, visit)`: (step, wait) seconds of `config`'s k-th
+    step in a segment, on its visit-th segment."""
+    visits: dict[LoaderConfig, int] = {}
+    segment, config = 0, None
+    for n in range(20_000):
+        if not climb.exploring:
+            return
+        if climb.current != config:
+            config, segment = climb.current, 0
+            visits[config] = visits.get(config, 0) + 1
+        step_s, wait_s = timing(config, segment, visits[config])
+        cpu = wait_s * 0.05 if config.num_workers == 0 else 0.0001
+        climb.observe(Step(n, step_s, wait_s, segment, 0.05 if segment == 0 else None,
+                           wait_cpu_s=cpu, work_cpu_s=0.0))
+        segment += 1
+
+
+def _persistent(workers: int, prefetch: int) -> LoaderConfig:
+    return LoaderConfig(num_workers=workers, prefetch_factor=prefetch, persistent_workers=True)
+
+
 def test_a_best_chosen_on_lucky_windows_gives_way_to_a_rival_and_the_climb_goes_on():
     """heavy-tail's climb: w5 pf4 won on two lucky windows (50 batches/s; 43.5 after), and its
     rival at more workers (48.6 on average, in noisy windows) was worse by the means alone. The
     best is measured again, loses its place, and the climb goes on from the rival."""
-    climb = HillClimb(LoaderConfig(), TUNED, _settings())
-    visits: dict[LoaderConfig, int] = {}
-
-    def timing(c: LoaderConfig, k: int) -> tuple[float, float]:
-        """(step, wait) of `c`'s k-th step in a segment, its windows (a convoy long)
-        alternating fast and slow where noisy."""
+    def timing(c: LoaderConfig, k: int, visit: int) -> tuple[float, float]:
         w, depth = c.num_workers, c.prefetch_depth
-        fast = (k - 1) // max(1, depth) % 2 == 1
+        fast = (k - 1) // max(1, depth) % 2 == 1  # windows (a convoy long) alternate where noisy
         if w == 0:
             return 0.103, 0.083
         if c.prefetch_factor == 2:
             return 0.030, 0.010
         if w == 5 and c.prefetch_factor == 4:
-            return (0.0200, 0.002) if visits[c] == 1 else (0.0230, 0.005)
+            return (0.0200, 0.002) if visit == 1 else (0.0230, 0.005)
         if w == 5:
             return (0.019, 0.002) if fast else (0.025, 0.002)
         return (0.018, 0.0002) if fast else (0.024, 0.0002)
 
-    segment, config = 0, None
-    for n in range(20_000):
-        if not climb.exploring:
-            break
-        if climb.current != config:
-            config, segment = climb.current, 0
-            visits[config] = visits.get(config, 0) + 1
-        step_s, wait_s = timing(config, segment)
-        cpu = wait_s * 0.05 if config.num_workers == 0 else 0.0001
-        climb.observe(Step(n, step_s, wait_s, segment, 0.05 if segment == 0 else None,
-                           wait_cpu_s=cpu, work_cpu_s=0.0))
-        segment += 1
-    lucky = climb.measured[LoaderConfig(num_workers=5, prefetch_factor=4, persistent_workers=True)]
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    _drive(climb, timing)
+    lucky = climb.measured[_persistent(5, 4)]
     assert lucky.fresh_from > 0 and abs(lucky.mean - 1 / 0.023) < 0.5  # judged on new windows
     assert climb.stop_reason is StopReason.RESOLVED
     assert climb.best.config.num_workers > 5 and climb.best.config.prefetch_factor == 4
+
+
+def test_a_best_measured_fed_that_waits_when_measured_again_gets_a_deeper_prefetch():
+    """deep-storage's climb: w5 pf2 read fed in its first windows and fewer workers were worse,
+    so the plan was done; measured again, it waits, and a deeper prefetch is tried."""
+    def timing(c: LoaderConfig, k: int, visit: int) -> tuple[float, float]:
+        if c.num_workers == 0:
+            return 0.103, 0.083
+        if c.num_workers < 5:
+            return 0.025, 0.005
+        if c.prefetch_factor == 2:
+            return (0.020, 0.0002) if visit == 1 else (0.024, 0.004)
+        return 0.020, 0.0002
+
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    _drive(climb, timing)
+    assert climb.measured[_persistent(5, 2)].fresh_from > 0
+    assert climb.best.config == _persistent(5, 4) and climb.best.fresh_from > 0
+    assert climb.stop_reason is StopReason.RESOLVED
 
 
 def _fed_from(workers: int, loop: Loop) -> Loop:

@@ -14,9 +14,10 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
    GPU, measured before any bound can end the climb), and this step measures the best unpinned.
-5. The winner's curse: where the closest rival is not worse beyond the noise band, the best is
-   measured again (once) and judged on its new windows alone. Where the rival takes its place,
-   the climb goes on from it at step 2.
+5. The winner's curse: the best won on windows selected for being high. Before exploring ends it is
+   measured again, once, judged on its new windows alone, and the closest rival re-judged. The
+   climb then goes on at step 2 from what those windows show: the rival, where it took the best's
+   place, or the best, where it turns out to wait on the loader after all.
 
 Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
@@ -278,9 +279,7 @@ class HillClimb(ClimbPlan):
     def noise_cv(self) -> float | None:
         return pooled_cv([m.rates for m in self.measured.values()])
 
-    def verdict(self, best: Measurement, cand: Measurement, settle: bool = True) -> Verdict:
-        """`cand` against `best`. Unresolved within the noise band: OPEN until `cand` has its most
-        windows, then (where `settle`) the means decide."""
+    def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
         if cand.failed:
             return Verdict.WORSE
         if cand.n < self.settings.min_windows or best.n == 0 or best.mean <= 0:
@@ -293,7 +292,7 @@ class HillClimb(ClimbPlan):
             return Verdict.WORSE
         if band <= TARGET:
             return Verdict.TIED
-        if cand.n < self.settings.max_windows or not settle:
+        if cand.n < self.settings.max_windows:
             return Verdict.OPEN
         # Measured all it may be and still unresolved: as choose.py does where the budget ends
         # first, the means decide beyond TARGET (a large gain is not a tie for being noisy).
