@@ -33,23 +33,11 @@ class ClimbPlan:
     # -- the plan: configurations to measure, each judged against the best so far ------------
 
     def _plan(self) -> Generator[Request, Verdict, None]:
+        s = self.settings
         if "num_workers" in self.tuned:
             jump = self._needed()
             if jump is not None:
                 yield from self._try(self._candidate("num_workers", self.range.admit(jump)))
-        # The best's windows were selected for being high: a rival may be the truly better one, and
-        # a best that looked fed may wait. The climb goes on from what the best's new windows show
-        # (on heavy-tail, w5 pf4 won on two 87 batches/s windows, ran at 76 once chosen, and its
-        # rival w7 pf4's 84 was judged worse by the means alone; on deep-storage, exploring ended
-        # 140 steps in on w10 pf2, measured fed, which then ran at 0.90 of the best).
-        while True:
-            yield from self._refine()
-            if not (yield from self._confirm()):
-                return
-
-    def _refine(self) -> Generator[Request, Verdict, None]:
-        """From the best so far: more loader where it is starved, fewer workers where fed, then
-        the pin step."""
         while self.best.starved:  # still waiting on the loader: feed it more
             for cand in self._deeper():
                 if (yield from self._try(cand)):
@@ -60,8 +48,9 @@ class ClimbPlan:
             fewer = self._rung(self.best.config.num_workers, -1)
             if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
                 break
-        if "pin_memory" in self.tuned and self.settings.cuda:
+        if "pin_memory" in self.tuned and s.cuda:
             yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
+        yield from self._confirm()
 
     def _candidate(self, name: str, value: object) -> LoaderConfig:
         """The best with one knob changed. Where persistence is tuned, candidates keep their
@@ -169,19 +158,17 @@ class ClimbPlan:
             return True
         return False
 
-    def _confirm(self) -> Generator[Request, Verdict, bool]:
-        """The winner's curse: the best was chosen for its high windows. Before exploring ends it
-        is measured again (once: it runs from then on anyway, so this costs nothing but the
-        switch back, which the choice makes in any case), judged on its new windows alone, and
-        the closest rival re-judged against it; True where it was measured again."""
-        if self.best.fresh_from:
-            return False
-        yield Request(self.best.config, again=True)
+    def _confirm(self) -> Generator[Request, Verdict, None]:
+        """The winner's curse: a best chosen over a rival within noise was selected for its high
+        windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
         rivals = [m for m in self.measured.values() if m is not self.best and m.n and not m.failed]
-        if rivals:
-            rival = max(rivals, key=lambda m: m.mean)
-            self._adopt(rival, self.verdict(self.best, rival))
-        return True
+        if not rivals:
+            return
+        rival = max(rivals, key=lambda m: m.mean)
+        if self.verdict(self.best, rival) is Verdict.WORSE:
+            return
+        yield Request(self.best.config, again=True)
+        self._adopt(rival, self.verdict(self.best, rival))
 
     def _persistence(self, config: LoaderConfig) -> LoaderConfig:
         if "persistent_workers" not in self.tuned or config.num_workers == 0:

@@ -14,10 +14,8 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
    GPU, measured before any bound can end the climb), and this step measures the best unpinned.
-5. The winner's curse: the best won on windows selected for being high. Before exploring ends it is
-   measured again, once, judged on its new windows alone, and the closest rival re-judged. The
-   climb then goes on at step 2 from what those windows show: the rival, where it took the best's
-   place, or the best, where it turns out to wait on the loader after all.
+   Then the winner's curse: where the closest rival is within noise, the best is measured again
+   and judged on its new windows alone.
 
 Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band

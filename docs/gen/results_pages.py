@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from online_summary import summary
 from sources import ROOT, Source, all_results, read
 
 from autotune.bench.model import AccuracyReport, BenchReport
@@ -27,7 +28,11 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-subset-3rounds/online.json", "results/bench/online-unseen/online.json",
           "results/bench/online-defaults/online.json", "results/bench/online-rest/online.json",
           "results/bench/online-deep-storage/online.json",
-          "results/bench/online-photos/online.json")
+          "results/bench/online-photos/online.json",
+          "results/bench/online-confirm/first-cut/online.json",
+          "results/bench/online-confirm/misses/online.json",
+          "results/bench/online-confirm/noisy/online.json",
+          "results/bench/online-confirm/rest/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
             "results/bench/accuracy-epochs/before/accuracy.json",
             "results/bench/accuracy-epochs/after/accuracy.json",
@@ -107,7 +112,8 @@ def online_page() -> str:
              " `--ranks 2` runs each way as two DDP ranks on one node, against the best per-rank"
              " configuration from step 0. The short run (`short-run`: 160 steps in all, its"
              " length told to (b)) is judged against the fastest hand-set configuration over the"
-             " same 160 steps.", ""]
+             " same 160 steps.", "", "## Per workload, the newest figures", "", *summary(ONLINE),
+             "## Every run", ""]
     lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
     if (ROOT / TUTORIAL_CHECK).exists():
         lines += ["## A real short script under `autotune run`", "",
