@@ -36,7 +36,8 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
             "results/bench/accuracy-epochs/before/accuracy.json",
             "results/bench/accuracy-epochs/after/accuracy.json",
-            "results/bench/accuracy-in-memory/accuracy.json")
+            "results/bench/accuracy-in-memory/accuracy.json",
+            "results/bench/accuracy-tokenizer-persist/accuracy.json")
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
