@@ -19,7 +19,7 @@ ONLINE_HEADLINE = ("| workload | ideal (c) | (b) chose | exploration steps | exp
                    " (b)/(c) whole run | (b)/(c) after tuning | (b)/(a) |")
 
 
-def _ratios(worst: float | None, per_round: list[float | None], ok: bool | None) -> str:
+def ratios(worst: float | None, per_round: list[float | None], ok: bool | None) -> str:
     """The worst round's ratio, marked, then every round's where there are several."""
     text = "n/a" if worst is None else f"{worst:.3f}{mark(ok)}"
     if len(per_round) > 1 and any(r is not None for r in per_round):
@@ -53,9 +53,9 @@ def online_row_line(row: OnlineRow) -> str:
     cost = _per_round(["n/a" if r.exploration_cost_s is None else f"{r.exploration_cost_s:+.1f}s"
                        for r in row.rounds])
     return (f"| {row.key} | {row.ideal} | {chosen} | {steps} | {cost} |"
-            f" {_ratios(row.whole, [r.whole for r in row.rounds], t.get('online_whole'))} |"
-            f" {_ratios(row.after, [r.after for r in row.rounds], t.get('online_after'))} |"
-            f" {_ratios(row.vs_defaults, [r.vs_defaults for r in row.rounds], None)} |")
+            f" {ratios(row.whole, [r.whole for r in row.rounds], t.get('online_whole'))} |"
+            f" {ratios(row.after, [r.after for r in row.rounds], t.get('online_after'))} |"
+            f" {ratios(row.vs_defaults, [r.vs_defaults for r in row.rounds], None)} |")
 
 
 def online_table(report: OnlineReport) -> str:
