@@ -16,6 +16,11 @@ UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
 # The start is measured this many windows: enough to predict from, and a start far from the
 # best is the costliest configuration to linger on.
 START_WINDOWS = 1
+# A window's least steps at num_workers=0 (window_s still applies): the fetch runs inside
+# `__next__`, one batch at a time, so there is no convoy to span. The script's start is usually
+# there and often the slowest configuration: on deep-storage its 8-step window of 240 ms steps
+# cost 1.7 s against the best (results/bench/online-start).
+SYNC_WINDOW_STEPS = 3
 
 
 class Verdict(StrEnum):
@@ -80,13 +85,38 @@ class ClimbSettings:
 
     @property
     def least_window(self) -> int:
-        """A window's least steps before the convoy rule (policy._window) and `window_s`: at most
+        """A window's least steps before the convoy rule (window) and `window_s`: at most
         1% of a known run. At num_workers=0 (no convoy) a 200 ms step is a window: the script's
         start is often the slowest configuration, and a 160-step run's 8-step window there cost
         a tenth of the run."""
         if self.total_steps is None:
             return self.window_steps
         return max(1, min(self.window_steps, self.total_steps // 100))
+
+    def segment_warm_up(self, config: LoaderConfig) -> int:
+        """Steps of a segment that are not its steady state: the start-up step and the batches its
+        workers buffered meanwhile (handed out faster than they are made). Every epoch starts a
+        segment, so this and a window must fit in one: at most half an epoch."""
+        epoch = self.epoch_steps
+        depth = config.prefetch_depth
+        return 1 + (depth if epoch is None else min(depth, max(0, (epoch - 1) // 2)))
+
+    def window(self, config: LoaderConfig) -> tuple[int, int | None]:
+        """A window's least and most steps. At least as many as batches can be in flight: torch
+        hands batches out in order, so a deep pool delivers in convoys about that long, and a
+        shorter window reads part of one (as bursts do, burst/window.py). On an H100, 8-step
+        windows of 14 workers read 0 to 1,980 samples/s around steady rates of 1,350-1,650, and
+        ranked pin_memory 5% below its absence where it was 22% ahead. At most what the epoch
+        leaves after the warm-up: on 128-step epochs, 16 workers at prefetch 8 (128 in flight)
+        were run for 399 steps and never read. In between, `window_s` decides. At num_workers=0
+        there is no convoy: SYNC_WINDOW_STEPS."""
+        least = (min(self.least_window, SYNC_WINDOW_STEPS) if config.num_workers == 0
+                 else max(self.least_window, config.prefetch_depth))
+        epoch = self.epoch_steps
+        if epoch is None:
+            return least, None
+        most = max(2, epoch - self.segment_warm_up(config))
+        return min(least, most), most
 
     def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
         return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,

@@ -119,9 +119,10 @@ class HillClimb(ClimbPlan):
             m.startup_s = step.startup_s
         if self._primed:
             self.bounded.add(step, exploring=True)
-        steady = (step.step_s is not None and step.index >= self.settings.warmup
-                  and step.segment_step >= self._warm_up(self.current))
-        window_done = steady and m.add(step, *self._window(self.current), self.settings.window_s)
+        s = self.settings
+        steady = (step.step_s is not None and step.index >= s.warmup
+                  and step.segment_step >= s.segment_warm_up(self.current))
+        window_done = steady and m.add(step, *s.window(self.current), s.window_s)
         if not window_done:
             return None
         if m.ram_mib is None:
@@ -190,29 +191,6 @@ class HillClimb(ClimbPlan):
         self.measured[self.current].resumed()  # a window is not made of two epochs' steps
         return None
 
-    def _warm_up(self, config: LoaderConfig) -> int:
-        """Steps of a segment that are not its steady state: the start-up step and the batches its
-        workers buffered meanwhile (handed out faster than they are made). Every epoch starts a
-        segment, so this and a window must fit in one: at most half an epoch."""
-        epoch = self.settings.epoch_steps
-        depth = config.prefetch_depth
-        return 1 + (depth if epoch is None else min(depth, max(0, (epoch - 1) // 2)))
-
-    def _window(self, config: LoaderConfig) -> tuple[int, int | None]:
-        """A window's least and most steps. At least as many as batches can be in flight: torch
-        hands batches out in order, so a deep pool delivers in convoys about that long, and a
-        shorter window reads part of one (as bursts do, burst/window.py). On an H100, 8-step
-        windows of 14 workers read 0 to 1,980 samples/s around steady rates of 1,350-1,650, and
-        ranked pin_memory 5% below its absence where it was 22% ahead. At most what the epoch
-        leaves after the warm-up: on 128-step epochs, 16 workers at prefetch 8 (128 in flight)
-        were run for 399 steps and never read. In between, `window_s` decides."""
-        least = max(self.settings.least_window, config.prefetch_depth)
-        epoch = self.settings.epoch_steps
-        if epoch is None:
-            return least, None
-        most = max(2, epoch - self._warm_up(config))
-        return min(least, most), most
-
     def _judge(self, m: Measurement) -> Verdict:
         """Whether the running request is measured enough, and how it compares."""
         if not self._primed:
@@ -240,7 +218,8 @@ class HillClimb(ClimbPlan):
             return True
         startups = [m.startup_s for m in self.measured.values()
                     if m.startup_s is not None and m.config.num_workers > 0]
-        measure = self._warm_up(config) + self.settings.min_windows * self._window(config)[0]
+        s = self.settings
+        measure = s.segment_warm_up(config) + s.min_windows * s.window(config)[0]
         return Remaining(total, self.steps).repays(measure, 1 / self.best.mean,
                                                     self.best.starved_share,
                                                     max(startups, default=None))
