@@ -39,7 +39,8 @@ class OnlineOptions(BaseModel):
     # The most workers tried. Default: the range starts at 4 per usable CPU (at most 32) and grows
     # while the workers wait rather than compute (decision/worker_range.py), up to 64.
     max_workers: int | None = Field(None, ge=0)
-    # Steps per measurement window; at least num_workers x prefetch_factor (one convoy).
+    # Steps per measurement window; at least num_workers x prefetch_factor (one convoy); at most 3
+    # at num_workers=0, where there is no convoy.
     window_steps: int = Field(8, ge=2)
     window_s: float = Field(0.1, ge=0)  # and at least this long, within the epoch's room
     warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured

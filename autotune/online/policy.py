@@ -2,7 +2,8 @@
 
 Predict, then refine by what the loop shows, one measured candidate at a time:
 
-1. The start (the arguments given) is measured for one window. At num_workers=0 its fetch, inside
+1. The start (the arguments given) is measured for one window (at num_workers=0 a window of 3
+   steps: no convoy to span, and the start is often the slowest). At num_workers=0 its fetch, inside
    `__next__`, and its CPU share tell how many workers the step needs (predict.py: the offline
    probes' model, capped by the free cores only where the fetch computes); the climb jumps there.
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
