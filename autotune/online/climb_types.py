@@ -19,7 +19,7 @@ START_WINDOWS = 1
 # A window's least steps at num_workers=0 (window_s still applies): the fetch runs inside
 # `__next__`, one batch at a time, so there is no convoy to span. The script's start is usually
 # there and often the slowest configuration: on deep-storage its 8-step window of 240 ms steps
-# cost 1.7 s against the best (results/bench/online-start).
+# cost 1.7 s against the best (online-confirm/trace.py, on the policy before).
 SYNC_WINDOW_STEPS = 3
 
 
