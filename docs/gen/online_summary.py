@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 
 from sources import ROOT, Source, read
@@ -21,6 +22,7 @@ from autotune.bench.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 POLICY_SINCE = "cb264e9"
 
 
+@cache  # one git call per commit: the rows of one run share it
 def policy(commit: str) -> str:
     """Whether a run's commit has the current online policy: "current", "before `POLICY_SINCE`",
     or "n/a" where git cannot tell (no history, an unknown commit)."""
