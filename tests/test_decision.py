@@ -10,7 +10,7 @@ import pytest
 from autotune.decision import cost as cost_module
 from autotune.decision import rate as rate_module
 from autotune.decision.cost import cost
-from autotune.decision.rate import pooled_rate
+from autotune.decision.rate import error_pct, measured_cv, pooled_rate
 from autotune.decision.worker_range import Evidence, WorkerRange, growth_stop, still_rising
 from autotune.online.climb_types import ClimbSettings
 from autotune.online.measurement import Measurement
@@ -91,3 +91,13 @@ def test_a_measured_rise_at_the_top_outweighs_a_reading_that_the_workers_compute
     rising = _evidence(computes="busy CPUs", rate_by_workers={4: 800.0, 6: 900.0, 8: 1000.0})
     assert still_rising(rising) and growth_stop(rising, 8) is None
     assert not still_rising(_evidence(rate_by_workers={8: 1000.0}))  # nothing below to compare
+
+
+def test_a_figure_s_error_is_the_wider_of_the_known_noise_and_its_own_spread():
+    # Four bursts at 10% noise: two standard errors are 2 x 10% / sqrt(4).
+    assert error_pct([100.0] * 4, 0.10) == pytest.approx(10.0)
+    # Two bursts 20 apart spread wider than the 1% known: their own spread (14.1%) decides.
+    assert measured_cv([90.0, 110.0], 0.01) == pytest.approx(0.1414, abs=1e-4)
+    assert error_pct([90.0, 110.0], 0.01) == pytest.approx(20.0, abs=0.01)
+    # One burst and no noise measured elsewhere: nothing to say, not zero.
+    assert error_pct([100.0], None) is None and measured_cv([100.0], None) is None

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from autotune.cluster.merge import merge
+from autotune.decision.rate import error_pct
 from autotune.diagnosis import Context
-from autotune.recipe.model import RateSource
+from autotune.recipe.model import Measured, RateSource
 from autotune.search.assemble import assemble, pick
 from autotune.search.budget import SAFETY, Budget
 from autotune.search.options import BurstOptions
@@ -111,9 +112,26 @@ def test_the_recipe_records_the_burst_measured_after_the_choice():
     m = outcome.recipe.measured
     assert m.samples_per_s == pytest.approx(380.0) and m.rate_from == RateSource.RECORD
     assert m.measurements == 1
+    # One record burst: its error is the measured burst noise alone, two standard errors of it.
+    noise = outcome.choice.noise_cv
+    assert noise is not None and m.samples_per_s_error_pct == pytest.approx(200 * noise, abs=0.05)
+    assert "longer --budget" in m.error_note()
     without = pick([t for t in ts if t.phase != Phase.RECORD])
     assemble(without, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
              device=torch.device("cpu"))
     m = without.recipe.measured
     assert m.samples_per_s == pytest.approx(408.0) and m.rate_from == RateSource.REMEASURED
     assert m.measurements == 2
+    expected = error_pct([410.0, 406.0], without.choice.noise_cv)
+    assert m.samples_per_s_error_pct == pytest.approx(expected, abs=0.05)
+
+
+def test_the_error_note_says_how_far_the_figure_may_be_off_and_asks_for_time_only_when_wide():
+    base = dict(samples_per_s=1.0, baseline_samples_per_s=1.0, speedup=1.0, noise_pct=4.0)
+    narrow = Measured(**base, measurements=4, samples_per_s_error_pct=4.0).error_note()
+    assert "±4.0%" in narrow and "4 bursts" in narrow and "--budget" not in narrow
+    wide = Measured(**base, measurements=1, samples_per_s_error_pct=8.0).error_note()
+    assert "±8.0%" in wide and "1 burst of it" in wide and "longer --budget" in wide
+    noisy = Measured(**base, measurements=4, samples_per_s_error_pct=9.0).error_note()
+    assert "machine's own noise" in noisy and "--budget" not in noisy  # more bursts are not taken
+    assert Measured(**base, measurements=1).error_note() is None  # noise unknown: no claim

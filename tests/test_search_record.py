@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 import torch
 
+from autotune.decision.thresholds import MAX_RECORD_BURSTS
 from autotune.diagnosis import Context
 from autotune.recipe.model import RateSource
 from autotune.search.assemble import assemble, pick
 from autotune.search.budget import Budget
-from autotune.search.record import MAX_RECORD_BURSTS, UNKNOWN_NOISE_BURSTS, bursts_needed, record
+from autotune.search.record import UNKNOWN_NOISE_BURSTS, bursts_needed, record
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS
 

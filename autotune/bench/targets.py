@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+from autotune.decision.thresholds import RECORDED_WITHIN
+
 MIN_TUNED_VS_GRID = 0.97  # worst tuned throughput / grid-best throughput, measured side by side
 MAX_TUNE_SHARE_OF_GRID = 0.15  # tuning wall time / exhaustive grid wall time
 MAX_COMPUTE_BOUND_WORKERS = 2
 MAX_STABILITY_DIFF = 0.03  # the tunings' chosen configurations, (fastest - slowest) / fastest
-MAX_RECORDED_VS_VERIFIED = 0.05  # |recorded - verified| / verified, the recipe's own figure
+MAX_RECORDED_VS_VERIFIED = RECORDED_WITHIN  # |recorded - verified| / verified, the recipe's own figure
 MAX_BURST_VS_STEADY = 0.05  # accuracy table: |burst median / steady median - 1|
 # `autotune bench --online`: the online loader's throughput over the grid best's from step 0, over
 # the whole run (its exploration included) and over the steps after its exploration ended.

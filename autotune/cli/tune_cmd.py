@@ -68,7 +68,7 @@ def _show(result: TuneResult, out: Path | None) -> None:
             console.print(_ceilings_line(m), highlight=False)
         if m.tied_with:
             console.print(m.tie_note(result.best.config.label()), highlight=False)
-        for note in (m.epoch_note(), m.range_note()):
+        for note in (m.error_note(), m.epoch_note(), m.range_note()):
             if note is not None:
                 console.print(note, highlight=False)
         diagnosis = result.best.diagnosis

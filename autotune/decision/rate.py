@@ -37,6 +37,20 @@ def pooled_cv(groups: Sequence[Sequence[float]]) -> float | None:
     return math.sqrt(num / dof) if dof else None
 
 
+def measured_cv(rates: Sequence[float], noise_cv: float | None) -> float | None:
+    """One measurement's relative noise for a figure averaged over `rates`: the wider of the noise
+    measured elsewhere (`noise_cv`) and their own spread; None where neither is known."""
+    cvs = [cv for cv in (noise_cv, pooled_cv([rates])) if cv is not None]
+    return max(cvs) if cvs else None
+
+
+def error_pct(rates: Sequence[float], noise_cv: float | None) -> float | None:
+    """Z standard errors of the mean of `rates`, in % of it: how far either side a long plain-loop
+    measurement of the same configuration may read. None where the noise is unknown."""
+    cv = measured_cv(rates, noise_cv)
+    return None if cv is None or not rates else 100 * Z * cv / math.sqrt(len(rates))
+
+
 def tolerance(cv: float | None, n_a: int, n_b: int) -> float:
     """How far below the best mean a mean may be and still count as tied: never narrower than
     the measured noise allows to tell apart."""

@@ -9,6 +9,14 @@ TOLERANCE_FLOOR = 0.01
 TARGET = 0.02
 Z = 2.0
 
+# The recorded figure's promise: within this share of a long plain-loop measurement of the same
+# configuration (`autotune verify`). A figure whose error at the measured noise is wider says so.
+RECORDED_WITHIN = 0.05
+# Four full-window bursts (16 s at the default 4 s window) take a quarter of the default budget;
+# past that, the figure's error is the machine's drift between minutes, which no more bursts of
+# the same minute can remove.
+MAX_RECORD_BURSTS = 4
+
 # A step that waits on the loader this share of its time or more is still starved: more workers
 # or a deeper prefetch may feed it. Below it, the wait is the hand-over of a ready batch.
 WAITS_SHARE = 0.05

@@ -15,6 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_mode
                       model_validator)
 from torch.utils.data import DataLoader
 
+from autotune.decision.thresholds import MAX_RECORD_BURSTS, RECORDED_WITHIN
 from autotune.errors import RecipeError, first_error, json_object
 from autotune.probe.fetch import BatchedWay
 from autotune.recipe.diagnosis_record import DiagnosisRecord
@@ -119,6 +120,9 @@ class Measured(BaseModel):
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
     rate_from: RateSource | None = None  # which bursts those are
+    # Z standard errors of samples_per_s, in % of it, at the measured noise (decision/rate.py):
+    # how far either side a long plain-loop measurement may read. null where no noise is known.
+    samples_per_s_error_pct: float | None = None
     # Configurations the measurements could not tell apart from the tuned one (it is the cheapest
     # of them), and the band, in % of the fastest's rate, within which they tie.
     tied_with: list[str] | None = None
@@ -175,6 +179,21 @@ class Measured(BaseModel):
                  if self.worker_range_grown_from is not None else "")
         return (f"Worker range searched: 0-{self.max_workers_searched}{grown}; it stopped there:"
                 f" {self.worker_range_stop or 'n/a'}.")
+
+    def error_note(self) -> str | None:
+        """One sentence on how far the tuned figure may be off; None where its noise is unknown."""
+        if self.samples_per_s_error_pct is None or not self.measurements:
+            return None
+        bursts = f"{self.measurements} burst{'s' if self.measurements > 1 else ''}"
+        noise = "" if self.noise_pct is None else f", burst noise {self.noise_pct:.1f}%"
+        said = (f"The tuned figure is good to ±{self.samples_per_s_error_pct:.1f}% (two standard"
+                f" errors of {bursts} of it{noise})")
+        if self.measurements > 1 and self.samples_per_s_error_pct <= 100 * RECORDED_WITHIN:
+            return f"{said}."
+        if self.measurements < MAX_RECORD_BURSTS:
+            return f"{said}: a longer --budget leaves time to measure it more."
+        return (f"{said}: the machine's own noise; `autotune verify` measures the configuration in"
+                " long plain-loop windows.")
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""

@@ -180,7 +180,8 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
                   " headline figure; no time was left to measure it again after the choice).", ""]
     if m.tied_with:
         lines += [m.tie_note(best.config.label()), ""]
-    lines += [f"{note}\n" for note in (m.epoch_note(), m.range_note()) if note is not None]
+    lines += [f"{note}\n" for note in (m.error_note(), m.epoch_note(), m.range_note())
+              if note is not None]
     if m.not_searched:
         left = "; ".join(f"`{name}` ({why})" for name, why in m.not_searched.items())
         lines += [f"Left at PyTorch's defaults, not searched: {left}.", ""]

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from autotune.decision.rate import pooled_rate
+from autotune.decision.rate import error_pct, pooled_rate
 from autotune.diagnosis import Context, diagnose, explain
 from autotune.diagnosis.evidence import KnownCeilings
 from autotune.diagnosis.stage_advice import with_stages
@@ -59,13 +59,20 @@ def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
 
 def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
     """The recipe's rate: the record bursts' pooled rate where there are any, else the
-    re-measurements' mean."""
+    re-measurements' mean; either with its error at the measured noise."""
     records = record_bursts(outcome.trials, choice.chosen.config)
     if not records:
         return dict(samples_per_s=choice.chosen.mean, measurements=choice.chosen.n_unbiased,
-                    rate_from=RateSource.REMEASURED)
-    rate = pooled_rate([t.samples_per_s for t in records], [t.result.window_s for t in records])
-    return dict(samples_per_s=rate, measurements=len(records), rate_from=RateSource.RECORD)
+                    rate_from=RateSource.REMEASURED, **_error(choice.chosen.unbiased, choice))
+    rates = [t.samples_per_s for t in records]
+    rate = pooled_rate(rates, [t.result.window_s for t in records])
+    return dict(samples_per_s=rate, measurements=len(records), rate_from=RateSource.RECORD,
+                **_error(rates, choice))
+
+
+def _error(rates: list[float], choice: Choice) -> dict[str, Any]:
+    error = error_pct(rates, choice.noise_cv)
+    return dict(samples_per_s_error_pct=None if error is None else round(error, 1))
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:

@@ -13,17 +13,13 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from autotune.decision.rate import pooled_cv
-from autotune.decision.thresholds import TARGET
+from autotune.decision.rate import measured_cv
+from autotune.decision.thresholds import MAX_RECORD_BURSTS, TARGET
 from autotune.search.budget import Budget
 from autotune.search.interrupt import StopSignals
 from autotune.search.trial import Phase, TrialRecord
 from autotune.space.config import LoaderConfig
 
-# Four full-window bursts (16 s at the default 4 s window) take a quarter of the default budget;
-# past that, the figure's error is the machine's drift between minutes, which no more bursts of
-# the same minute can remove.
-MAX_RECORD_BURSTS = 4
 # A noise unknown (one burst, nothing re-measured twice) is not taken as none: a second burst
 # measures it.
 UNKNOWN_NOISE_BURSTS = 2
@@ -41,10 +37,10 @@ class RecordRunner(Protocol):
 def bursts_needed(rates: list[float], noise_cv: float | None) -> int:
     """Record bursts for a mean within TARGET (one standard error) of the rate: the wider of the
     re-measurements' noise and the record bursts' own spread decides."""
-    cvs = [cv for cv in (noise_cv, pooled_cv([rates])) if cv is not None]
-    if not cvs:
+    cv = measured_cv(rates, noise_cv)
+    if cv is None:
         return UNKNOWN_NOISE_BURSTS
-    return max(1, min(MAX_RECORD_BURSTS, math.ceil((max(cvs) / TARGET) ** 2)))
+    return max(1, min(MAX_RECORD_BURSTS, math.ceil((cv / TARGET) ** 2)))
 
 
 def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,

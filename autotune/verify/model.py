@@ -8,10 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autotune.decision.thresholds import RECORDED_WITHIN
 from autotune.verify.steady import SteadySummary
 
 # The difference a recipe's recorded rate may have from the verified one (the bench's target).
-MAX_DIFFERENCE_PCT = 5.0
+MAX_DIFFERENCE_PCT = 100 * RECORDED_WITHIN
 
 
 class VerifiedConfig(BaseModel):
@@ -52,6 +53,8 @@ class Verification(BaseModel):
     tuned: VerifiedConfig
     defaults: VerifiedConfig | None  # None when the tuned configuration is PyTorch's defaults
     recorded_samples_per_s: float | None  # None: the recipe has no measured rate
+    # The recipe's own error at its measured noise (Measured.samples_per_s_error_pct); None: unknown
+    recorded_error_pct: float | None = None
     verified_samples_per_s: float
     difference_pct: float | None  # 100 x (recorded - verified) / verified; None: not measured
     recorded_speedup: float | None
@@ -67,8 +70,10 @@ class Verification(BaseModel):
     def _difference(self) -> str:
         if self.difference_pct is None:
             return "n/a (recorded vs verified: nothing to compare)"
+        own = ("" if self.recorded_error_pct is None
+               else f"; the recipe gave its figure as good to ±{self.recorded_error_pct:g}%")
         return (f"{self.difference_pct:+.1f}% (recorded vs verified;"
-                f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%)")
+                f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%{own})")
 
     def summary_lines(self) -> list[str]:
         t = self.tuned

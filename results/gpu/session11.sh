@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared for the next GPU session (not yet run): one call of about 9 minutes. On an H200 the
+# One call of at most 9.5 minutes (run 2026-11-26 on an H100: see 2026-11-26-h100.md). On an H200 the
 # tuner's trial bursts read 0.875 of a plain loop's steady windows and the demo's record -18.6%
 # (2026-11-26-h200.md); the instrumentation explains about 3 points. Which burst setting holds the
 # rest? Same configuration, bursts against steady windows, alternating, four ways: a trial's
@@ -11,7 +11,7 @@ C='w14 pf2 pin nb cl'
 acc() {  # name, then bench options
   local name=$1; shift
   step "accuracy $name"
-  timeout 110 python3 -m autotune bench --accuracy --workloads demo --device cuda --configs "$C" --rounds 3 --steady-seconds 8 --out /tmp/res/acc-$name "$@" >>$LOG 2>&1
+  timeout 100 python3 -m autotune bench --accuracy --workloads demo --device cuda --configs "$C" --rounds 3 --steady-seconds 8 --out /tmp/res/acc-$name "$@" >>$LOG 2>&1
   cp /tmp/res/acc-$name/accuracy.json $OUT/accuracy-$name.json 2>/dev/null
 }
 step env
