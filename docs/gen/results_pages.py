@@ -4,6 +4,8 @@ commit, machine, command). No figure on these pages is typed by hand."""
 
 from __future__ import annotations
 
+import statistics
+
 from pathlib import Path
 from typing import Any
 
@@ -209,9 +211,19 @@ def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: s
                   f" {verify['verified_samples_per_s']:.1f} ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
                   f" {verify['difference_pct']:+.1f}% |"),
     ]
+    bursts: list[float] = []
+    steady: list[float] = []
     for name in accuracy:
         source, data = _load(folder + name)
-        lines += _stamped(source, accuracy_table(AccuracyReport.model_validate(data)))
+        report = AccuracyReport.model_validate(data)
+        lines += _stamped(source, accuracy_table(report))
+        for row in report.rows:
+            bursts += row.burst_samples_per_s
+            steady += row.steady_samples_per_s
+    if len(accuracy) > 1 and bursts and steady:
+        b, s = statistics.fmean(bursts), statistics.fmean(steady)
+        lines += [f"All {len(bursts)} bursts together average {b:.1f} samples/s, and the steady"
+                  f" windows beside them {s:.1f}: a ratio of **{b / s:.3f}**.", ""]
     return lines
 
 
