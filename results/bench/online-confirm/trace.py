@@ -2,7 +2,7 @@
 to a plain loop on a fixed configuration (the ideal). Prints the climb's measurements and, per run
 of steps on one configuration, its time and its loss against the ideal's steady step.
 
-Run: python results/bench/online-confirm/trace.py WORKLOAD STEPS IDEAL_WORKERS IDEAL_PREFETCH
+Run: python results/bench/online-confirm/trace.py WORKLOAD STEPS IDEAL_WORKERS IDEAL_PREFETCH [persist]
 An experiment's tool, not a bench: one run each way, no alternation, nothing written."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
 
 key, steps, ideal_w, ideal_pf = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+persist = len(sys.argv) > 5 and sys.argv[5] == "persist"
 workload = load_workload(select([key], False, online=True)[0].spec, WorkloadOptions())
 arguments = workload.loader_arguments()
 
@@ -42,7 +43,8 @@ def train(loader, n: int, traced: bool) -> list[tuple[str, float]]:
 
 
 ideal = train(torch.utils.data.DataLoader(**{**arguments, "num_workers": ideal_w,
-                                              "prefetch_factor": ideal_pf}), steps, False)
+                                              "prefetch_factor": ideal_pf,
+                                              "persistent_workers": persist}), steps, False)
 steady = [s for _, s in ideal[50:]]
 ideal_step = sum(steady) / len(steady)
 registry.reset()
