@@ -67,7 +67,10 @@ def test_bench_writes_markdown_and_json(tmp_path, monkeypatch):
 
     text = md.read_text()
     assert "| workload | tuned (worst) | grid best | tuned / grid best |" in text
-    assert "recorded vs verified" in text
+    assert "recorded vs verified" in text and "recorded (stated error)" in text
+    for t in row.tunings:  # each recipe's own stated error beside its figure, where it gave one
+        if t.recorded_error_pct is not None:
+            assert f"{t.recorded_samples_per_s:.1f} (±{t.recorded_error_pct:.1f}%)" in text
     assert "| tiny |" in text and "### tiny" in text
     assert any(line.startswith("[tiny] grid: 5 points") for line in lines)
 

@@ -39,6 +39,7 @@ class TuningRecord(_Strict):
     pruned: int
     noise_pct: float | None
     recorded_samples_per_s: float  # its recipe's figure
+    recorded_error_pct: float | None = None  # the recipe's stated error (null: none stated)
     side_by_side_samples_per_s: float  # its configuration's mean in the side-by-side run
     tuned_vs_grid: float
     speedup_vs_defaults: float
