@@ -133,5 +133,5 @@ def test_the_error_note_says_how_far_the_figure_may_be_off_and_asks_for_time_onl
     wide = Measured(**base, measurements=1, samples_per_s_error_pct=8.0).error_note()
     assert "±8.0%" in wide and "1 burst of it" in wide and "longer --budget" in wide
     noisy = Measured(**base, measurements=4, samples_per_s_error_pct=9.0).error_note()
-    assert "machine's own noise" in noisy and "--budget" not in noisy  # more bursts are not taken
+    assert "scatter that much" in noisy and "--budget" not in noisy  # more bursts are not taken
     assert Measured(**base, measurements=1).error_note() is None  # noise unknown: no claim

@@ -45,8 +45,9 @@ def measured_cv(rates: Sequence[float], noise_cv: float | None) -> float | None:
 
 
 def error_pct(rates: Sequence[float], noise_cv: float | None) -> float | None:
-    """Z standard errors of the mean of `rates`, in % of it: how far either side a long plain-loop
-    measurement of the same configuration may read. None where the noise is unknown."""
+    """Z standard errors of the mean of `rates`, in % of it: the figure's error from burst noise.
+    The machine's drift between minutes comes on top (in-memory: outside it in 2 of 3 tunings,
+    results/bench/stated-error). None where the noise is unknown."""
     cv = measured_cv(rates, noise_cv)
     return None if cv is None or not rates else 100 * Z * cv / math.sqrt(len(rates))
 

@@ -120,8 +120,8 @@ class Measured(BaseModel):
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
     rate_from: RateSource | None = None  # which bursts those are
-    # Z standard errors of samples_per_s, in % of it, at the measured noise (decision/rate.py):
-    # how far either side a long plain-loop measurement may read. null where no noise is known.
+    # Z standard errors of samples_per_s, in % of it, at the measured burst noise
+    # (decision/rate.py); the machine's drift between minutes comes on top. null: noise unknown.
     samples_per_s_error_pct: float | None = None
     # Configurations the measurements could not tell apart from the tuned one (it is the cheapest
     # of them), and the band, in % of the fastest's rate, within which they tie.
@@ -186,14 +186,15 @@ class Measured(BaseModel):
             return None
         bursts = f"{self.measurements} burst{'s' if self.measurements > 1 else ''}"
         noise = "" if self.noise_pct is None else f", burst noise {self.noise_pct:.1f}%"
-        said = (f"The tuned figure is good to ±{self.samples_per_s_error_pct:.1f}% (two standard"
-                f" errors of {bursts} of it{noise})")
+        said = (f"The tuned figure's error from burst noise is ±{self.samples_per_s_error_pct:.1f}%"
+                f" (two standard errors of {bursts} of it{noise}); the machine's drift between"
+                " minutes comes on top")
         if self.measurements > 1 and self.samples_per_s_error_pct <= 100 * RECORDED_WITHIN:
             return f"{said}."
         if self.measurements < MAX_RECORD_BURSTS:
             return f"{said}: a longer --budget leaves time to measure it more."
-        return (f"{said}: the machine's own noise; `autotune verify` measures the configuration in"
-                " long plain-loop windows.")
+        return (f"{said}: the bursts scatter that much here; `autotune verify` measures the"
+                " configuration in long plain-loop windows.")
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""

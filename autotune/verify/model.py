@@ -71,7 +71,7 @@ class Verification(BaseModel):
         if self.difference_pct is None:
             return "n/a (recorded vs verified: nothing to compare)"
         own = ("" if self.recorded_error_pct is None
-               else f"; the recipe gave its figure as good to ±{self.recorded_error_pct:g}%")
+               else f"; the recipe stated ±{self.recorded_error_pct:g}% from burst noise")
         return (f"{self.difference_pct:+.1f}% (recorded vs verified;"
                 f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%{own})")
 
