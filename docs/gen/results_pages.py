@@ -5,7 +5,6 @@ commit, machine, command). No figure on these pages is typed by hand."""
 from __future__ import annotations
 
 import statistics
-
 from pathlib import Path
 from typing import Any
 
