@@ -27,9 +27,11 @@ from autotune.recipe.model import load_recipe
 from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 N, BATCH, EPOCHS = 64, 2, 3
-# Short windows on the real clock: the climb switches configurations within the first epoch.
+# Short windows on the real clock: the climb switches configurations within the first epoch
+# (a 64-step horizon: windows inside the 32-step epochs, not whole epochs).
 QUICK = {"window_steps": 2, "window_s": 0.0, "warmup_steps": 0, "max_explore_share": 1.0,
-         "max_workers": 2, "max_windows": 2, "fixed": ["prefetch_factor"]}
+         "max_workers": 2, "max_windows": 2, "fixed": ["prefetch_factor"],
+         "max_explore_steps": 64}
 
 
 class Slow(Indices):
@@ -137,6 +139,24 @@ def test_an_error_of_autotunes_own_never_reaches_the_training(component, when, t
     if loader.tuner_state.error is not None:  # raised where the guard runs it: tuning stopped
         assert f"injected into {COMPONENTS[component][1]}" in report
         assert sum("stopped tuning" in r.message for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize("when", ["first", "last"])
+@pytest.mark.parametrize("name", ["add_to_epoch", "close_epoch"])
+def test_whole_epoch_windows_raising_never_reach_the_training(name, when, tmp_path, monkeypatch):
+    """A 600-step horizon over 32-step epochs: windows are whole epochs (ClimbSettings
+    .whole_epochs), measured by calls the list above does not reach."""
+    whole = {"online": {"max_explore_steps": 600}}
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _wrap(mp, Measurement, name, None)
+        _train(Slow(N), tmp_path / "clean", fake_clock=True, **whole)
+    registry.reset()
+    assert calls["n"] > 0
+    _wrap(monkeypatch, Measurement, name, 1 if when == "first" else calls["n"])
+    batches, loader = _train(Slow(N), tmp_path, fake_clock=True, **whole)
+    assert batches == _torch_batches(Slow(N))
+    assert f"injected into {name}" in loader.tuner_state.error
+    assert f"injected into {name}" in _report(tmp_path)
 
 
 def test_the_backlog_reader_raising_stops_tuning_only(tmp_path):

@@ -7,6 +7,8 @@ lets workers waiting on storage stall the loop now and then (convoys)."""
 import random
 from dataclasses import dataclass, replace
 
+import pytest
+
 from autotune.online.meter import Step
 from autotune.online.finish import range_fields
 from autotune.online.climb_types import ClimbSettings, StopReason
@@ -47,7 +49,15 @@ class Loop:
             step /= 1 + self.pinned_speedup
         return step, max(0.0, step - self.step_s) + 0.0002  # the hand-over of a ready batch
 
-    def run(self, climb: HillClimb, seed=0, limit=20_000) -> int:
+    def refill_s(self, config: LoaderConfig) -> float:
+        """An epoch's first batch from a pool kept across the epoch's end (its refill)."""
+        return self.timing(config)[0]
+
+    def run(self, climb: HillClimb, seed=0, limit=20_000, epoch: int | None = None) -> int:
+        """Steps until exploring ends (at most `limit`). With `epoch`, the loader's epochs: the
+        training calls epoch_ended() after each, and an epoch's first step has no step time (the
+        loop's time between epochs is not a step), its wait being a kept pool's refill, or a new
+        pool's start-up after a switch announced at the epoch's end."""
         rng = random.Random(seed)
         segment = 0
         for n in range(limit):
@@ -56,9 +66,14 @@ class Loop:
             step_s, wait_s = self.timing(climb.current)
             step_s *= 1 + rng.gauss(0, self.noise)
             cpu = wait_s * self.cpu_share if climb.current.num_workers == 0 else 0.0001
-            step = Step(n, step_s, wait_s, segment, self.startup_s if segment == 0 else None,
-                        wait_cpu_s=cpu, work_cpu_s=0.0)
+            startup = self.startup_s if segment == 0 else None
+            if epoch is not None and n % epoch == 0 and n:  # the meter starts a segment each epoch
+                wait_s = startup if segment == 0 else self.refill_s(climb.current)
+                step_s, startup, segment = None, wait_s, 0
+            step = Step(n, step_s, wait_s, segment, startup, wait_cpu_s=cpu, work_cpu_s=0.0)
             segment = 0 if climb.observe(step) is not None else segment + 1
+            if epoch is not None and (n + 1) % epoch == 0 and climb.epoch_ended() is not None:
+                segment = 0
         return limit
 
 
@@ -151,11 +166,48 @@ def test_first_epoch_end_stops_exploring():
 
 def test_short_epochs_do_not_stop_the_search_on_its_first_rung():
     climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=42, min_horizon_steps=600))
-    Loop().run(climb, limit=42)
-    climb.epoch_ended()  # 42 steps of a 600-step horizon: the next epoch goes on exploring
-    assert climb.exploring
-    Loop().run(climb, limit=600)
+    Loop().run(climb, limit=42, epoch=42)
+    assert climb.exploring  # 42 steps of a 600-step horizon: the next epoch goes on exploring
+    Loop().run(climb, limit=600, epoch=42)
     assert climb.stop_reason is StopReason.RESOLVED
+
+
+def _tiny_epochs(pool_refill_s: dict[int, float]) -> Loop:
+    """30-step epochs where a deeper prefetch steps faster inside an epoch (the buffer's drain at
+    its tail) but refills slower at its start: 29 x 11.5 ms + 60 ms against 29 x 11 ms + 90 ms
+    over a whole epoch, w4 pf2 ahead by 4% where windows inside the epoch put w4 pf4 ahead by
+    4.5% (as on tiny-epochs, results/bench/online-start)."""
+    loop = Loop(startup_s=0.4)
+    loop.timing = lambda c: (0.0115, 0.0035) if (c.prefetch_factor or 2) <= 2 else (0.011, 0.003)
+    loop.refill_s = lambda c: pool_refill_s[c.prefetch_factor or 2]
+    return loop
+
+
+def test_a_short_epochs_windows_are_whole_epochs_with_their_refill():
+    start = LoaderConfig(num_workers=4, prefetch_factor=2, persistent_workers=True)
+    settings = _settings(epoch_steps=30, min_horizon_steps=600)
+    assert settings.whole_epochs and settings.measure_steps(start) == 90
+    whole = HillClimb(start, TUNED, settings)
+    _tiny_epochs({2: 0.060, 4: 0.090, 8: 0.090}).run(whole, limit=600, epoch=30)
+    tried = [(m.config.num_workers, m.config.prefetch_factor) for m in whole.measured.values()]
+    assert tried[:2] == [(4, 2), (4, 4)] and whole.best.config.prefetch_factor == 2
+    # each window is one whole epoch, its first batch's refill included: 30 batches in 0.3935 s
+    assert whole.measured[start].rates[0] == pytest.approx(30 / (0.060 + 29 * 0.0115))
+    inside = HillClimb(start, TUNED, replace(settings, whole_epoch_candidates=1_000))
+    assert not inside.settings.whole_epochs
+    _tiny_epochs({2: 0.060, 4: 0.090, 8: 0.090}).run(inside, limit=600, epoch=30)
+    assert inside.best.config.prefetch_factor == 4  # windows inside the epochs miss the refill
+
+
+def test_a_pools_first_epoch_is_no_window():
+    """A candidate switched to at an epoch's end starts its pool with the next epoch: that
+    epoch's start-up is not its rate."""
+    start = LoaderConfig(num_workers=4, prefetch_factor=2, persistent_workers=True)
+    climb = HillClimb(start, TUNED, _settings(epoch_steps=30, min_horizon_steps=600))
+    _tiny_epochs({2: 0.060, 4: 0.060, 8: 0.060}).run(climb, limit=600, epoch=30)
+    deeper = climb.measured[replace(start, prefetch_factor=4)]
+    # started after the start's two epochs (its first a pool's start); measured over two more
+    assert deeper.n == 2 and all(r == pytest.approx(30 / (0.060 + 29 * 0.011)) for r in deeper.rates)
 
 
 def test_fixed_workers_tunes_the_rest_only():

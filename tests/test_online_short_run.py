@@ -50,9 +50,11 @@ def test_a_known_short_run_measures_its_start_in_a_few_steps():
 
 def test_a_known_run_stops_before_a_candidate_it_cannot_repay():
     unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16))
-    _fed_from(3, Loop(startup_s=0.3)).run(unknown)
+    assert unknown.settings.whole_epochs  # 16-step epochs against a 600-step horizon
+    _fed_from(3, Loop(startup_s=0.3)).run(unknown, epoch=16)
     assert [c.num_workers for c in _measured(unknown)] == [0, 5, 4, 3, 2]
     short = _short(160)
+    assert not short.settings.whole_epochs  # 160 steps: no room for whole-epoch windows
     steps = _fed_from(3, Loop(startup_s=0.3)).run(short)
     # Fed at 5 workers, only fewer (cheaper) workers are left to try: 2% of a 20 ms step over the
     # steps left does not repay two 0.3 s start-ups.

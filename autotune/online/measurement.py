@@ -43,11 +43,7 @@ class Measurement:
         """One steady step; True when it completed a window: `least` steps or more, and `min_s`
         seconds of steps or `most` steps."""
         assert step.step_s is not None
-        self.steady_steps += 1
-        self.steady_s += step.step_s
-        self.steady_wait_s += step.wait_s
-        self.steady_wait_cpu_s += step.wait_cpu_s
-        self.steady_work_cpu_s += step.work_cpu_s
+        self._steady(step)
         self._window.append(step)
         self._window_s += step.step_s
         n = len(self._window)
@@ -58,6 +54,36 @@ class Measurement:
         self.spans.append(span)
         self._new_window()
         return True
+
+    def add_to_epoch(self, step: Step) -> None:
+        """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
+        first step has no step time (the loop's time between epochs is not the loader's): its
+        wait counts, which holds iter() and the refill. The wait share is of the other steps: a
+        refill is one batch's latency, which no more workers shorten."""
+        if step.step_s is None:
+            self._window_s += step.wait_s
+        else:
+            self._steady(step)
+            self._window_s += step.step_s
+        self._window.append(step)
+
+    def close_epoch(self) -> bool:
+        """The epoch ended: its steps over its time make a window. True if one was added."""
+        n, seconds = len(self._window), self._window_s
+        self._new_window()
+        if n < 2 or seconds <= 0:
+            return False
+        self.rates.append(n / seconds)
+        self.spans.append(seconds)
+        return True
+
+    def _steady(self, step: Step) -> None:
+        assert step.step_s is not None
+        self.steady_steps += 1
+        self.steady_s += step.step_s
+        self.steady_wait_s += step.wait_s
+        self.steady_wait_cpu_s += step.wait_cpu_s
+        self.steady_work_cpu_s += step.work_cpu_s
 
     def _new_window(self) -> None:
         self._window = []

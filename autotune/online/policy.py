@@ -103,6 +103,9 @@ class HillClimb(ClimbPlan):
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
+        # The running configuration has run since its epoch's start, so that epoch can be a
+        # whole-epoch window (ClimbSettings.whole_epochs); the run's first epoch starts a pool.
+        self._since_epoch_start = False
         self._climb = self._plan()
         if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
                 or "pin_memory" in tuned and settings.cuda):
@@ -121,11 +124,16 @@ class HillClimb(ClimbPlan):
         if self._primed:
             self.bounded.add(step, exploring=True)
         s = self.settings
+        if s.windowed_by_epoch(self.current):  # its window closes at the epoch's end
+            if self._since_epoch_start:
+                m.add_to_epoch(step)
+            return None
         steady = (step.step_s is not None and step.index >= s.warmup
                   and step.segment_step >= s.segment_warm_up(self.current))
         window_done = steady and m.add(step, *s.window(self.current), s.window_s)
-        if not window_done:
-            return None
+        return self._window_closed(m) if window_done else None
+
+    def _window_closed(self, m: Measurement) -> LoaderConfig | None:
         if m.ram_mib is None:
             m.ram_mib = self._ram(m.config)
         verdict = self._judge(m)
@@ -169,7 +177,7 @@ class HillClimb(ClimbPlan):
                 self._stop(StopReason.FAILED)
         running = self._measurement_of(self.current)
         if running is not None and running.failed:
-            self.current = self.choice_so_far()
+            self._switched(self.choice_so_far())
         return self.current
 
     def _measurement_of(self, config: LoaderConfig) -> Measurement | None:
@@ -183,14 +191,23 @@ class HillClimb(ClimbPlan):
         return self._persistence(self.best.config)
 
     def epoch_ended(self) -> LoaderConfig | None:
-        """Exploring stops at the end of the epoch that completes the horizon (the first one,
-        unless epochs are short); otherwise the next epoch goes on with the same candidate."""
+        """A whole-epoch window closes (and may be judged: the next candidate then starts with
+        the next epoch). Exploring stops at the end of the epoch that completes the horizon (the
+        first one, unless epochs are short); otherwise the next epoch goes on with the running
+        candidate."""
         if not self.exploring:
             return None
-        if self.steps >= self.settings.horizon_steps:
-            return self._stop(StopReason.EPOCH_END)
+        ran = self.current
+        m = self.measured[ran]
+        switch = None
+        if self.settings.windowed_by_epoch(ran) and m.close_epoch():
+            switch = self._window_closed(m)
+        if self.exploring and self.steps >= self.settings.horizon_steps:
+            switch = self._stop(StopReason.EPOCH_END)
         self.measured[self.current].resumed()  # a window is not made of two epochs' steps
-        return None
+        # The next epoch is a window where its pool runs on (a new one's first epoch starts it).
+        self._since_epoch_start = self.current == ran
+        return switch
 
     def _judge(self, m: Measurement) -> Verdict:
         """Whether the running request is measured enough, and how it compares."""
@@ -219,9 +236,8 @@ class HillClimb(ClimbPlan):
             return True
         startups = [m.startup_s for m in self.measured.values()
                     if m.startup_s is not None and m.config.num_workers > 0]
-        s = self.settings
-        measure = s.segment_warm_up(config) + s.min_windows * s.window(config)[0]
-        return Remaining(total, self.steps).repays(measure, 1 / self.best.mean,
+        return Remaining(total, self.steps).repays(self.settings.measure_steps(config),
+                                                    1 / self.best.mean,
                                                     self.best.starved_share,
                                                     max(startups, default=None))
 
@@ -232,8 +248,13 @@ class HillClimb(ClimbPlan):
         else:
             m.resumed()
         self._request = request
-        self.current = request.config
+        self._switched(request.config)
         return request.config
+
+    def _switched(self, config: LoaderConfig) -> None:
+        if config != self.current:  # its pool starts inside an epoch (or, at its end, the next)
+            self._since_epoch_start = False
+        self.current = config
 
     def _stop(self, reason: StopReason) -> LoaderConfig | None:
         """Exploring ends: the best so far, with persistent workers decided, from now on."""
