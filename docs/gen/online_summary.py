@@ -17,19 +17,32 @@ from autotune.bench.render_online import ratios
 from autotune.bench.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
 
-# The online policy's last change of behaviour (a window at num_workers=0 is 3 steps): a row
-# measured before it ran the policy before, and is marked so.
-POLICY_SINCE = "cb264e9"
+# The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches
+# (None: every one). A row measured before a change that reaches its workload ran the policy
+# before, and is marked so. cb264e9: a window at num_workers=0 is 3 steps. 8b33bab: a pool's
+# windows are whole epochs where epochs are short (at the defaults, 50 steps or fewer with no
+# told length below 600 steps): tiny-epochs' 30-step epochs among the bench workloads.
+POLICY_CHANGES: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("cb264e9", None), ("8b33bab", frozenset({"tiny-epochs"})))
 
 
-@cache  # one git call per commit: the rows of one run share it
-def policy(commit: str) -> str:
-    """Whether a run's commit has the current online policy: "current", "before `POLICY_SINCE`",
-    or "n/a" where git cannot tell (no history, an unknown commit)."""
+@cache  # one git call per commit and change: the rows of one run share their commit
+def _has(commit: str, change: str) -> int:
     base = commit.split()[0].split("+")[0]
-    out = subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", POLICY_SINCE, base],
-                         capture_output=True, text=True)
-    return {0: "current", 1: f"before `{POLICY_SINCE}`"}.get(out.returncode, "n/a")
+    return subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", change, base],
+                          capture_output=True, text=True).returncode
+
+
+def policy(commit: str, key: str) -> str:
+    """Whether a run's commit has the current online policy for workload `key`: "current",
+    "before `<change>`" (the newest change it lacks), or "n/a" where git cannot tell."""
+    for change, reach in reversed(POLICY_CHANGES):
+        if reach is not None and key not in reach:
+            continue
+        has = _has(commit, change)
+        if has != 0:
+            return f"before `{change}`" if has == 1 else "n/a"
+    return "current"
 
 
 def newest_rows(files: tuple[str, ...]) -> dict[str, tuple[OnlineRow, Source]]:
@@ -58,7 +71,7 @@ def summary(files: tuple[str, ...]) -> list[str]:
         lines.append(f"| {key} | {ratios(row.whole, [], row.targets.get('online_whole'))} |"
                      f" {ratios(row.after, [], row.targets.get('online_after'))} | {row.ideal} |"
                      f" {chosen} |"
-                     f" {source.date[:10]}, `{source.commit.split()[0]}` | {policy(source.commit)} |"
+                     f" {source.date[:10]}, `{source.commit.split()[0]}` | {policy(source.commit, key)} |"
                      f" [`{Path(source.path).parent.name}`](../benchmarks/{source.download}) |")
     met = sum(r.targets.get("online_whole") is True and r.targets.get("online_after") is True
               for r, _ in rows.values())
@@ -67,9 +80,10 @@ def summary(files: tuple[str, ...]) -> list[str]:
     return [f"Each workload's newest run of three rounds or more, worst round (targets: whole run"
             f" ≥ {MIN_ONLINE_WHOLE}, after tuning ≥ {MIN_ONLINE_AFTER}). Both targets met on {met} of"
             f" {len(rows)} workloads. Each run's own section below has its notes: every miss's"
-            " numbers and cause. *policy*: whether the run had the current online policy (its last"
-            f" change, `{POLICY_SINCE}`: a window at `num_workers=0` is 3 steps, not 8, and at least"
-            " `window_s`). That change does not reach a workload whose steps at `num_workers=0` are"
-            " shorter than `window_s` / 8 (then `window_s` sets the window, as before), or a run the"
-            " tuner is told is shorter than 400 steps (its windows were 1% of the run already).", "",
+            " numbers and cause. *policy*: whether the run had the current online policy, as far as"
+            " it reaches that workload. Its changes: `cb264e9`, a window at `num_workers=0` is 3"
+            " steps, not 8, and at least `window_s` (it does not reach a workload whose steps at"
+            " `num_workers=0` are shorter than `window_s` / 8, or a run told it is shorter than 400"
+            " steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50 steps"
+            " or fewer at the defaults: tiny-epochs here).", "",
             table(head, "|---|---:|---:|---|---|---|---|---|", lines), ""]
