@@ -102,9 +102,10 @@ class ClimbSettings:
         """A pool's windows are whole epochs, boundaries included, where epochs are this short.
         A window inside a short epoch reads the buffer's drain at its tail and never the refill
         at its start: on tiny-epochs (30-step epochs) it ranked w4 pf4 persist 7% above w4 pf2,
-        and w4 pf4 persist then ran 2-4% below w3 pf2 persist in plain loops, every epoch's
-        first batch taking 34-39 ms against 12 (results/bench/online-start). As a burst does on
-        an epoch too short for a window inside it (burst/epoch_window.py): measured, no model."""
+        and w4 pf4 persist then ran 2-5% below w3 pf2 persist in plain loops, every epoch's
+        first batch taking 34-39 ms against a 12 ms step (results/bench/online-start). As a
+        burst does on an epoch too short for a window inside it (burst/epoch_window.py):
+        measured, no model."""
         epoch = self.epoch_steps
         return (epoch is not None
                 and self.whole_epoch_candidates * (self.min_windows + 1) * epoch <= self.horizon_steps)

@@ -8,6 +8,7 @@ import subprocess
 from datetime import datetime
 from functools import cache
 from pathlib import Path
+from typing import Callable
 
 from sources import ROOT, Source, read
 
@@ -17,13 +18,16 @@ from autotune.bench.render_online import ratios
 from autotune.bench.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
 
-# The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches
-# (None: every one). A row measured before a change that reaches its workload ran the policy
-# before, and is marked so. cb264e9: a window at num_workers=0 is 3 steps. 8b33bab: a pool's
-# windows are whole epochs where epochs are short (at the defaults, 50 steps or fewer with no
-# told length below 600 steps): tiny-epochs' 30-step epochs among the bench workloads.
-POLICY_CHANGES: tuple[tuple[str, frozenset[str] | None], ...] = (
-    ("cb264e9", None), ("8b33bab", frozenset({"tiny-epochs"})))
+# The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches.
+# A row measured before a change that reaches its workload ran the policy before, and is marked
+# so. cb264e9: a window at num_workers=0 is 3 steps, not 8; it does not reach in-memory (3.7 ms
+# steps at w0: window_s sets the window, 27 steps, before and after) or short-run (told its 160
+# steps: its windows were 1 step already), as online-start's notes say. 8b33bab: a pool's windows
+# are whole epochs where epochs are short (at the defaults, 50 steps or fewer with no told length
+# below 600 steps): tiny-epochs' 30-step epochs among the bench workloads.
+POLICY_CHANGES: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("cb264e9", lambda key: key not in ("in-memory", "short-run")),
+    ("8b33bab", lambda key: key == "tiny-epochs"))
 
 
 @cache  # one git call per commit and change: the rows of one run share their commit
@@ -36,8 +40,8 @@ def _has(commit: str, change: str) -> int:
 def policy(commit: str, key: str) -> str:
     """Whether a run's commit has the current online policy for workload `key`: "current",
     "before `<change>`" (the newest change it lacks), or "n/a" where git cannot tell."""
-    for change, reach in reversed(POLICY_CHANGES):
-        if reach is not None and key not in reach:
+    for change, reaches in reversed(POLICY_CHANGES):
+        if not reaches(key):
             continue
         has = _has(commit, change)
         if has != 0:
@@ -82,8 +86,8 @@ def summary(files: tuple[str, ...]) -> list[str]:
             f" {len(rows)} workloads. Each run's own section below has its notes: every miss's"
             " numbers and cause. *policy*: whether the run had the current online policy, as far as"
             " it reaches that workload. Its changes: `cb264e9`, a window at `num_workers=0` is 3"
-            " steps, not 8, and at least `window_s` (it does not reach a workload whose steps at"
-            " `num_workers=0` are shorter than `window_s` / 8, or a run told it is shorter than 400"
-            " steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50 steps"
-            " or fewer at the defaults: tiny-epochs here).", "",
+            " steps, not 8, and at least `window_s` (it does not reach in-memory, whose steps at"
+            " `num_workers=0` are shorter than `window_s` / 8, or short-run, told it is shorter than"
+            " 400 steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50"
+            " steps or fewer at the defaults: tiny-epochs here).", "",
             table(head, "|---|---:|---:|---|---|---|---|---|", lines), ""]
