@@ -113,13 +113,18 @@ def _wrap(monkeypatch, owner, name, nth: int | None) -> dict[str, int]:
 _CALLS: dict[str, int] = {}
 
 
+def _clean_calls(owner, name: str, tmp_path, **train) -> int:
+    """`owner.name`'s calls in a run where nothing raises."""
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _wrap(mp, owner, name, None)
+        _train(Slow(N), tmp_path / "clean", fake_clock=True, **train)
+    registry.reset()  # the run after it is another process's: it must tune, not reuse
+    return calls["n"]
+
+
 def _calls_in_a_clean_run(component: str, tmp_path) -> int:
     if component not in _CALLS:
-        with pytest.MonkeyPatch.context() as mp:
-            calls = _wrap(mp, *COMPONENTS[component], None)
-            _train(Slow(N), tmp_path / "clean", fake_clock=True)
-        _CALLS[component] = calls["n"]
-        registry.reset()  # the run below is another process's: it must tune, not reuse
+        _CALLS[component] = _clean_calls(*COMPONENTS[component], tmp_path)
     return _CALLS[component]
 
 
@@ -147,12 +152,9 @@ def test_whole_epoch_windows_raising_never_reach_the_training(name, when, tmp_pa
     """A 600-step horizon over 32-step epochs: windows are whole epochs (ClimbSettings
     .whole_epochs), measured by calls the list above does not reach."""
     whole = {"online": {"max_explore_steps": 600}}
-    with pytest.MonkeyPatch.context() as mp:
-        calls = _wrap(mp, Measurement, name, None)
-        _train(Slow(N), tmp_path / "clean", fake_clock=True, **whole)
-    registry.reset()
-    assert calls["n"] > 0
-    _wrap(monkeypatch, Measurement, name, 1 if when == "first" else calls["n"])
+    total = _clean_calls(Measurement, name, tmp_path, **whole)
+    assert total > 0
+    _wrap(monkeypatch, Measurement, name, 1 if when == "first" else total)
     batches, loader = _train(Slow(N), tmp_path, fake_clock=True, **whole)
     assert batches == _torch_batches(Slow(N))
     assert f"injected into {name}" in loader.tuner_state.error
