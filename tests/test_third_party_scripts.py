@@ -6,6 +6,7 @@ leaves a report under a name of its own."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from script_runs import THIRD_PARTY, autotune_run, image_folder, output_tail, reports_of_every_loader
 
@@ -44,3 +45,44 @@ def test_timm_train_completes_and_reports_each_loader(tmp_path, images):
     # Its closing summary, printed once both epochs trained and validated.
     assert '--result' in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
     reports_of_every_loader(tmp_path / "results", least=2)
+
+
+# On a GPU (marked gpu: skipped where none is present). The same unmodified scripts on CUDA, where
+# the loaders' pinned memory and the scripts' own non_blocking copies meet autotune's switches.
+# The third runs main.py's own DistributedDataParallel path: mp.spawn starts a fresh interpreter
+# per GPU, which autotune must reach through the inherited PYTHONPATH, like a rank of any DDP job.
+def needs_cuda(test):
+    for mark in (pytest.mark.gpu, pytest.mark.slow,
+                 pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")):
+        test = mark(test)
+    return test
+
+
+def _on_cuda(results) -> None:
+    recipes = reports_of_every_loader(results, least=2)
+    assert {r.environment["device"] for r in recipes} == {"cuda"}, [r.environment for r in recipes]
+
+
+@pytest.mark.parametrize("spawned", [False, True], ids=["data-parallel", "ddp-spawn"])
+@needs_cuda
+def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
+    ddp = ["--multiprocessing-distributed", "--world-size", "1", "--rank", "0",
+           "--dist-backend", "gloo", "--dist-url", "tcp://127.0.0.1:29517"] if spawned else []
+    done = autotune_run(tmp_path / "results", IMAGENET, str(images), "-a", "resnet18",
+                        "--epochs", "3", "-b", "8", "-j", "4", "-p", "4", *ddp, cwd=tmp_path)
+    assert done.returncode == 0, output_tail(done)
+    assert "Using device: cuda" in done.stdout, output_tail(done)
+    assert done.stdout.count(" *   Acc@1") == 3, output_tail(done)
+    _on_cuda(tmp_path / "results")
+
+
+@needs_cuda
+def test_timm_train_on_a_gpu(tmp_path, images):
+    done = autotune_run(tmp_path / "results", TIMM, "--data-dir", str(images), "--train-split",
+                        "train", "--val-split", "val", "--num-classes", "4", "--model", "resnet10t",
+                        "--img-size", "64", "--epochs", "2", "--warmup-epochs", "0", "-b", "8",
+                        "-j", "2", "--log-interval", "4", "--device", "cuda", "--amp",
+                        "--output", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 0, output_tail(done)
+    assert '--result' in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
+    _on_cuda(tmp_path / "results")
