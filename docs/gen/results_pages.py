@@ -52,6 +52,11 @@ H100 = "results/gpu/raw/2026-11-26-h100/"
 # The H100's bursts against steady windows, four burst settings (results/gpu/session11.sh).
 H100_ACCURACY = ("accuracy-trials.json", "accuracy-record.json", "accuracy-long.json",
                  "accuracy-late.json")
+# The evening's H200 calls (session14/15.sh): w16 and w8, then w8 under three burst settings. Its
+# verify was cut by the call's time limit and left no JSON (the write-up quotes its log).
+H200_EVENING = "results/gpu/raw/2026-11-26-h200-evening/"
+H200_EVENING_ACCURACY = ("accuracy.json", "accuracy-trial.json", "accuracy-long.json",
+                         "accuracy-late.json")
 
 
 def _load(rel: str) -> tuple[Source, Any]:
@@ -171,7 +176,8 @@ def gpu_page() -> str:
         "# On a GPU", "",
         "The GPU sessions' own write-ups, with every command and raw log, are"
         " `results/gpu/2026-11-22-h100.md`, `results/gpu/2026-11-23-h100.md`,"
-        " `results/gpu/2026-11-26-h200.md` and `results/gpu/2026-11-26-h100.md`.", "",
+        " `results/gpu/2026-11-26-h200.md`, `results/gpu/2026-11-26-h100.md` and"
+        " `results/gpu/2026-11-26-h200-evening.md`.", "",
         "## Offline: `autotune tune --device cuda` on the demo", "",
         *_stamped(recipe_src,
                   "| | samples/s |\n|---|---:|\n"
@@ -183,6 +189,8 @@ def gpu_page() -> str:
                        _load(H100 + "online-demo.json")]),
         *recorded_truth("H200", H200, ("accuracy.json",), "2026-11-26-h200.md"),
         *recorded_truth("H100", H100, H100_ACCURACY, "2026-11-26-h100.md"),
+        *recorded_truth("H200, evening", H200_EVENING, H200_EVENING_ACCURACY,
+                        "2026-11-26-h200-evening.md", verify=False),
     ])
 
 
@@ -198,32 +206,38 @@ def _online_rows(runs: list[tuple[Source, Any]]) -> list[str]:
     return lines
 
 
-def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: str) -> list[str]:
-    """The recorded figure against `autotune verify`, and bursts against steady windows, on one GPU."""
-    verify_src, verify = _load(folder + "demo-verify.json")
-    t = verify["tuned"]
-    lines = [
-        f"## The recorded figure against plain loops ({gpu})", "",
-        f"Written up, with the causes found so far, in `results/gpu/{write_up}`.", "",
-        *_stamped(verify_src,
-                  "| | recorded | verified (plain loop) | recorded vs verified |\n|---|---:|---:|---:|\n"
-                  f"| `{t['label']}` | {verify['recorded_samples_per_s']:.1f} |"
-                  f" {verify['verified_samples_per_s']:.1f} ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
-                  f" {verify['difference_pct']:+.1f}% |"),
-    ]
-    bursts: list[float] = []
-    steady: list[float] = []
+def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: str,
+                   verify: bool = True) -> list[str]:
+    """The recorded figure against `autotune verify` (where its JSON was kept), and bursts against
+    steady windows, on one GPU."""
+    title = "The recorded figure against plain loops" if verify else "Bursts against plain loops"
+    lines = [f"## {title} ({gpu})", "",
+             f"Written up, with the causes found so far, in `results/gpu/{write_up}`.", ""]
+    if verify:
+        verify_src, data = _load(folder + "demo-verify.json")
+        t = data["tuned"]
+        lines += _stamped(verify_src,
+                          "| | recorded | verified (plain loop) | recorded vs verified |\n|---|---:|---:|---:|\n"
+                          f"| `{t['label']}` | {data['recorded_samples_per_s']:.1f} |"
+                          f" {data['verified_samples_per_s']:.1f} ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
+                          f" {data['difference_pct']:+.1f}% |")
+    # Pooled per configuration, over the files that measured it: the same configuration under
+    # several burst settings, never one configuration's bursts against another's windows.
+    pooled: dict[str, tuple[list[float], list[float], set[str]]] = {}
     for name in accuracy:
         source, data = _load(folder + name)
         report = AccuracyReport.model_validate(data)
         lines += _stamped(source, accuracy_table(report))
         for row in report.rows:
+            bursts, steady, files = pooled.setdefault(row.config, ([], [], set()))
             bursts += row.burst_samples_per_s
             steady += row.steady_samples_per_s
-    if len(accuracy) > 1 and bursts and steady:
-        b, s = statistics.fmean(bursts), statistics.fmean(steady)
-        lines += [f"All {len(bursts)} bursts together average {b:.1f} samples/s, and the steady"
-                  f" windows beside them {s:.1f}: a ratio of **{b / s:.3f}**.", ""]
+            files.add(name)
+    for config, (bursts, steady, files) in pooled.items():
+        if len(files) > 1 and bursts and steady:
+            b, s = statistics.fmean(bursts), statistics.fmean(steady)
+            lines += [f"All {len(bursts)} bursts of `{config}` together average {b:.1f} samples/s,"
+                      f" and the steady windows beside them {s:.1f}: a ratio of **{b / s:.3f}**.", ""]
     return lines
 
 
