@@ -106,6 +106,43 @@ def test_bursts_other_than_trials_run_with_their_settings_and_say_so(tmp_path, m
     assert trials.as_trials and trials.burst.settings() == BurstOptions().settings()
 
 
+def test_which_comes_first_alternates_round_by_round(tmp_path, monkeypatch):
+    """Burst first in odd rounds, steady first in even ones, so a machine drifting between minutes
+    weighs on both sides alike; the report and its markdown say so, and files from before the
+    change still read as burst-first."""
+    monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
+    calls: list[str] = []
+    # A machine slowing down call by call: with the burst always first, every pair would read high.
+    rate = iter(range(1000, 0, -100))
+
+    def fake_burst(*args, **kwargs):
+        calls.append("burst")
+        return SimpleNamespace(samples_per_s=float(next(rate)))
+
+    def fake_steady(*args, **kwargs):
+        calls.append("steady")
+        return SimpleNamespace(samples_per_s=float(next(rate)))
+
+    monkeypatch.setattr(accuracy, "run_burst", fake_burst)
+    monkeypatch.setattr(accuracy, "measure_steady", fake_steady)
+    lines: list[str] = []
+    opts = AccuracyOptions(configs=["w0"], rounds=4, steady_seconds=1, device="cpu", out_dir=tmp_path)
+    report = accuracy.run_accuracy(opts, lines.append, "autotune bench --accuracy (test)")
+    assert calls == ["burst", "steady", "steady", "burst"] * 2
+    row = report.rows[0]
+    assert row.burst_samples_per_s == [1000, 700, 600, 300]
+    assert row.steady_samples_per_s == [900, 800, 500, 400]
+    assert row.ratio == 1.0  # the drift cancels: medians 650 and 650
+    assert ["(burst first)" in x for x in lines] == [True, False, True, False]
+    assert report.order_alternates
+    md, _ = write_accuracy(report, tmp_path, "accuracy")
+    assert "the burst first in odd rounds and second in even ones" in md.read_text()
+    old = AccuracyReport.model_validate({**report.model_dump(exclude={"order_alternates"})})
+    assert not old.order_alternates
+    md, _ = write_accuracy(old, tmp_path, "old")
+    assert "the burst first in every round" in md.read_text()
+
+
 @pytest.mark.slow
 def test_accuracy_table_on_a_tiny_workload(tmp_path, monkeypatch):
     monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))

@@ -1,9 +1,12 @@
 """`autotune bench --accuracy`: does a burst measure the rate a configuration sustains?
 
-For each workload and configuration, `rounds` times in alternation: one burst exactly as the tuner
-runs a trial (autotune.burst.runner.run_burst with BurstOptions().settings(); other settings, or
-the record's full window, where asked), then one steady
-measurement in a plain training loop (autotune.verify.steady: settle, then a 20 s window). The
+For each workload and configuration, `rounds` pairs: one burst exactly as the tuner runs a trial
+(autotune.burst.runner.run_burst with BurstOptions().settings(); other settings, or the record's
+full window, where asked) and one steady measurement in a plain training loop
+(autotune.verify.steady: settle, then a 20 s window), the burst first in odd rounds and second in
+even ones. A machine that drifts between minutes then weighs on both sides alike: on an H200 the
+same configuration's plain loop moved 15% within three minutes, and with the burst always first
+the pairs read 0.91 in one call and 1.10 in the next (results/gpu/2026-11-26-h200-evening.md). The
 ratio of the burst median to the steady median should be within ±5%, for deep buffers of
 oversubscribed workers (8 workers, prefetch 4-8, on 2 CPUs) as for PyTorch's defaults.
 
@@ -67,16 +70,22 @@ def accuracy_workloads(keys: list[str] | None, quick: bool) -> list[BenchWorkloa
 def measure_config(workload: Workload, config: LoaderConfig, device: torch.device,
                    settings: BurstSettings, *, rounds: int, seconds: float, settle_s: float,
                    cpus: int, log: Log, key: str) -> tuple[list[float], list[float]]:
-    """(burst rates, steady rates), alternating burst and steady, `rounds` of each."""
+    """(burst rates, steady rates), `rounds` of each: a burst and a steady measurement per round,
+    the burst first in rounds 1, 3, ... and second in rounds 2, 4, ..."""
     bursts: list[float] = []
     steady: list[float] = []
+    measure = {
+        "burst": lambda: run_burst(workload, config, device, settings, usable_cpus=cpus).samples_per_s,
+        "steady": lambda: measure_steady(workload, config, device, seconds,
+                                         settle_s=settle_s).samples_per_s,
+    }
     for r in range(rounds):
-        burst = run_burst(workload, config, device, settings, usable_cpus=cpus)
-        bursts.append(burst.samples_per_s)
-        long = measure_steady(workload, config, device, seconds, settle_s=settle_s)
-        steady.append(long.samples_per_s)
-        log(f"[{key}] {config.label()} round {r + 1}/{rounds}: burst {burst.samples_per_s:.1f},"
-            f" steady {long.samples_per_s:.1f} samples/s")
+        order = ("burst", "steady") if r % 2 == 0 else ("steady", "burst")
+        rates = {name: measure[name]() for name in order}
+        bursts.append(rates["burst"])
+        steady.append(rates["steady"])
+        log(f"[{key}] {config.label()} round {r + 1}/{rounds} ({order[0]} first): burst"
+            f" {rates['burst']:.1f}, steady {rates['steady']:.1f} samples/s")
     return bursts, steady
 
 
@@ -123,6 +132,7 @@ def run_accuracy(opts: AccuracyOptions, log: Log, command: str) -> AccuracyRepor
     return AccuracyReport(command=command, commit=git_commit(), quick=opts.quick,
                           environment=environment.collect(resolve_device(opts.device)),
                           burst={**opts.burst.model_dump(), "full_window": opts.full_window},
-                          as_trials=opts.as_trials, steady_seconds=opts.seconds,
+                          as_trials=opts.as_trials, order_alternates=True,
+                          steady_seconds=opts.seconds,
                           settle_s=opts.settle_s, rounds=opts.measure_rounds,
                           total_s=round(time.perf_counter() - t0, 1), rows=rows)

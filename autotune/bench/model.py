@@ -139,6 +139,9 @@ class AccuracyReport(Recorded):
     environment: dict[str, Any]
     burst: dict[str, Any]  # the settings each burst ran with
     as_trials: bool = True  # those of the tuner's trials (files before the option: always)
+    # Which comes first alternates round by round (burst first in round 1); files before: the
+    # burst always first.
+    order_alternates: bool = False
     steady_seconds: float
     settle_s: float
     rounds: int

@@ -137,6 +137,12 @@ def _burst_settings(report: AccuracyReport) -> str:
     return "the tuner's own trial settings" if report.as_trials else "**settings other than a trial's**"
 
 
+def _order(report: AccuracyReport) -> str:
+    if report.order_alternates:
+        return "the burst first in odd rounds and second in even ones"
+    return "the burst first in every round"
+
+
 def accuracy_markdown(report: AccuracyReport) -> str:
     within = report.within()
     parts = [
@@ -145,9 +151,10 @@ def accuracy_markdown(report: AccuracyReport) -> str:
         accuracy_table(report),
         "Does a burst measure the rate a configuration sustains? Per configuration,"
         f" {report.rounds} rounds, each one burst (autotune.burst.runner.run_burst with"
-        f" {_burst_settings(report)}: {report.burst}) followed by one steady measurement (a plain training"
+        f" {_burst_settings(report)}: {report.burst}) and one steady measurement (a plain training"
         f" loop, autotune.verify.steady: settle at least {report.settle_s:g} s and 3 x the batches"
-        f" in flight, then a {report.steady_seconds:g} s window). *burst / steady*: the median"
+        f" in flight, then a {report.steady_seconds:g} s window), {_order(report)}."
+        " *burst / steady*: the median"
         f" burst over the median steady window. Target: within ±{MAX_BURST_VS_STEADY:.0%}"
         f"{mark(within)}.", "",
         *notes_lines(report),
