@@ -6,7 +6,6 @@ leaves a report under a name of its own."""
 from __future__ import annotations
 
 import pytest
-import torch
 
 from script_runs import THIRD_PARTY, autotune_run, image_folder, output_tail, reports_of_every_loader
 
@@ -47,15 +46,11 @@ def test_timm_train_completes_and_reports_each_loader(tmp_path, images):
     reports_of_every_loader(tmp_path / "results", least=2)
 
 
-# On a GPU (marked gpu: skipped where none is present). The same unmodified scripts on CUDA, where
-# the loaders' pinned memory and the scripts' own non_blocking copies meet autotune's switches.
-# The third runs main.py's own DistributedDataParallel path: mp.spawn starts a fresh interpreter
-# per GPU, which autotune must reach through the inherited PYTHONPATH, like a rank of any DDP job.
-def needs_cuda(test):
-    for mark in (pytest.mark.gpu, pytest.mark.slow,
-                 pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")):
-        test = mark(test)
-    return test
+# On a GPU (marked gpu: conftest skips them where none is present). The same unmodified scripts
+# on CUDA, where the loaders' pinned memory and the scripts' own non_blocking copies meet
+# autotune's switches. The DDP case runs main.py's own DistributedDataParallel path: mp.spawn
+# starts a fresh interpreter per GPU, which autotune must reach through the inherited PYTHONPATH,
+# like a rank of any DDP job.
 
 
 def _on_cuda(results) -> None:
@@ -64,7 +59,8 @@ def _on_cuda(results) -> None:
 
 
 @pytest.mark.parametrize("spawned", [False, True], ids=["data-parallel", "ddp-spawn"])
-@needs_cuda
+@pytest.mark.gpu
+@pytest.mark.slow
 def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
     ddp = ["--multiprocessing-distributed", "--world-size", "1", "--rank", "0",
            "--dist-backend", "gloo", "--dist-url", "tcp://127.0.0.1:29517"] if spawned else []
@@ -76,7 +72,8 @@ def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
     _on_cuda(tmp_path / "results")
 
 
-@needs_cuda
+@pytest.mark.gpu
+@pytest.mark.slow
 def test_timm_train_on_a_gpu(tmp_path, images):
     done = autotune_run(tmp_path / "results", TIMM, "--data-dir", str(images), "--train-split",
                         "train", "--val-split", "val", "--num-classes", "4", "--model", "resnet10t",
