@@ -58,6 +58,8 @@ H100_ACCURACY = ("accuracy-trials.json", "accuracy-record.json", "accuracy-long.
 H200_EVENING = "results/gpu/raw/2026-11-26-h200-evening/"
 H200_EVENING_ACCURACY = ("accuracy.json", "accuracy-trial.json", "accuracy-long.json",
                          "accuracy-late.json")
+# 2026-11-27 on an H100 (session16.sh): bursts against windows with the order alternating.
+H100_ALTERNATING = "results/gpu/raw/2026-11-27-h100/"
 
 
 def _load(rel: str) -> tuple[Source, Any]:
@@ -178,7 +180,7 @@ def gpu_page() -> str:
         "The GPU sessions' own write-ups, with every command and raw log, are"
         " `results/gpu/2026-11-22-h100.md`, `results/gpu/2026-11-23-h100.md`,"
         " `results/gpu/2026-11-26-h200.md`, `results/gpu/2026-11-26-h100.md` and"
-        " `results/gpu/2026-11-26-h200-evening.md`.", "",
+        " `results/gpu/2026-11-26-h200-evening.md` and `results/gpu/2026-11-27-h100.md`.", "",
         "## Offline: `autotune tune --device cuda` on the demo", "",
         *_stamped(recipe_src,
                   "| | samples/s |\n|---|---:|\n"
@@ -192,6 +194,8 @@ def gpu_page() -> str:
         *recorded_truth("H100", H100, H100_ACCURACY, "2026-11-26-h100.md"),
         *recorded_truth("H200, evening", H200_EVENING, H200_EVENING_ACCURACY,
                         "2026-11-26-h200-evening.md", verify=False),
+        *recorded_truth("H100, order alternating", H100_ALTERNATING, ("accuracy.json",),
+                        "2026-11-27-h100.md", verify=False),
     ])
 
 
