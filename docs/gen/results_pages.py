@@ -37,7 +37,8 @@ ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-start/online.json", "results/bench/online-start-rest/online.json",
           "results/bench/online-photos-start/online.json",
           "results/bench/online-whole-epochs/online.json",
-          "results/bench/online-final/online.json", "results/bench/online-final-demo/online.json")
+          "results/bench/online-final/online.json", "results/bench/online-final-demo/online.json",
+          "results/bench/online-final-rest/online.json")
 ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
             "results/bench/accuracy-epochs/before/accuracy.json",
             "results/bench/accuracy-epochs/after/accuracy.json",
