@@ -7,9 +7,14 @@ import pytest
 import torch
 
 from autotune.burst.runner import BurstSettings, run_burst
-from autotune.search.pruning import CEILING_MARGIN, BehindBestPruner, PruneHook, Reach
+from autotune.decision.rate import tolerance
+from autotune.decision.thresholds import FALLEN, TARGET
+from autotune.probe.ceilings import Ceilings
+from autotune.search.pruning import CEILING_MARGIN, BehindBestPruner, PruneHook, Reach, reach_margin
+from autotune.search.trial_runner import TrialRunner
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
+from search_fakes import cfg, trials
 
 
 def _study_with_best(value: float) -> optuna.Study:
@@ -54,7 +59,7 @@ def test_a_losing_burst_is_cut_in_its_window():
 
 
 def test_a_burst_that_cannot_reach_the_best_even_at_the_ceiling_is_cut():
-    reach = Reach(ceiling=500.0, window_s=3.0)
+    reach = Reach(ceiling=500.0, window_s=3.0, margin=TARGET)
     top = CEILING_MARGIN * 500.0
     assert reach.best_final(1.0, 100.0) == pytest.approx((100.0 + 2 * top) / 3)
     assert reach.best_final(3.5, 100.0) == pytest.approx(100.0)  # the window is over
@@ -64,3 +69,43 @@ def test_a_burst_that_cannot_reach_the_best_even_at_the_ceiling_is_cut():
     hook(0.5, 300.0)  # (150 + 2.5 x 550) / 3 = 508: still possible
     with pytest.raises(optuna.TrialPruned, match="even at the ceiling"):
         hook(2.0, 300.0)  # (600 + 550) / 3 = 383 < 98% of 480
+
+
+def _hook_against(best: float, reach: Reach) -> PruneHook:
+    study = optuna.create_study(direction="maximize")  # the default pruner never prunes
+    study.add_trial(optuna.trial.create_trial(params={}, distributions={}, value=best))
+    return PruneHook(study.ask(), reach)
+
+
+def test_the_margin_is_the_choices_tie_band_for_two_single_bursts():
+    assert reach_margin(None) == FALLEN  # nothing measured twice yet: one burst's noise on a busy machine
+    assert reach_margin(0.001) == TARGET  # never narrower than what a cheaper pick may give up
+    assert reach_margin(0.05) == pytest.approx(tolerance(0.05, 1, 1))  # 14%: Z x 5% x sqrt(2)
+
+
+def test_a_burst_within_the_noise_of_one_lucky_best_is_not_cut():
+    # deep-storage, seed 2 (results/bench/deep-storage-noise): the best was one search burst
+    # (664.1) and the deep pool read 619.6 after 2.6 s of a 3 s window; 2% cut it, the noise does not.
+    best, rate, ceiling = 664.1, 619.6, 16 / 0.022  # its device ceiling: 16 samples per 22 ms step
+    assert Reach(ceiling, 3.0, TARGET).out_of_reach(2.6, rate, best)
+    _hook_against(best, Reach(ceiling, 3.0, reach_margin(None)))(2.6, rate)
+    _hook_against(best, Reach(ceiling, 3.0, reach_margin(0.05)))(2.6, rate)
+    with pytest.raises(optuna.TrialPruned, match="within 14.1% of the best"):
+        _hook_against(best, Reach(ceiling, 3.0, reach_margin(0.05)))(2.6, 0.8 * best)
+
+
+def test_the_runner_sizes_the_margin_by_the_noise_of_its_trials():
+    class Probed(Ceilings):  # only the device ceiling's rate is read
+        device_samples_per_s = 800.0
+
+    def runner(*measured):
+        return TrialRunner(study=None, bursts=None, guard=None, budget=None, stop=None,
+                           context=None, trials=trials(*measured), ceilings=Probed((), 2))
+
+    once = runner((cfg(4), 600.0), (cfg(8), 660.0))
+    assert once._reach(3.0) == Reach(800.0, 3.0, FALLEN)
+    noisy = runner((cfg(4), 600.0), (cfg(4), 660.0), (cfg(8), 640.0))
+    cv = (660.0 - 600.0) / 630.0 / 2 ** 0.5  # the pooled relative spread of cfg(4)'s two bursts
+    assert noisy._reach(3.0).margin == pytest.approx(tolerance(cv, 1, 1))
+    quiet = runner((cfg(4), 600.0), (cfg(4), 601.0))
+    assert quiet._reach(3.0).margin == TARGET

@@ -7,6 +7,12 @@ trial there instead of running its full window:
            come within what the choice treats as equal to the best (a bound, not a guess: a
            window ends by its `max_seconds`, no stretch of it beats the ceiling, and a window
            that never steadies counts at no more than its whole-window rate).
+
+"Equal to the best" is the choice's own tie band for two single bursts at the noise measured so
+far (decision/rate.py `tolerance`), never below TARGET. The best finished trial is one burst,
+often a lucky one: a fixed 2% margin against it cut a deep-prefetch pool that the choice's band
+(26% there) would have tied with it, and the shallow pool chosen instead recorded 589.4 against
+re-measurements of 606.5-684.3 (results/bench/deep-storage-noise, section 3).
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from dataclasses import dataclass
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from autotune.decision.thresholds import TARGET
+from autotune.decision.rate import tolerance
+from autotune.decision.thresholds import FALLEN, TARGET
 
 # "Clearly losing": on a busy machine one configuration's bursts scatter by 20% and more, and a
 # window's first second is rougher still, so only a rate below half the best is a safe call.
@@ -48,17 +55,29 @@ def best_finished(study: optuna.Study) -> float | None:
 CEILING_MARGIN = 1.1
 
 
+def reach_margin(noise_cv: float | None) -> float:
+    """How far below the best finished trial a window may end and still be worth finishing: the
+    choice's tie band for two single bursts at `noise_cv`, never below TARGET. Until anything was
+    measured twice the noise is unknown, and FALLEN, one burst's noise on a busy machine, stands in."""
+    return FALLEN if noise_cv is None else max(TARGET, tolerance(noise_cv, 1, 1))
+
+
 @dataclass(frozen=True)
 class Reach:
-    """The most a window can still reach: it ends by `window_s`, and runs at most at `ceiling`."""
+    """The most a window can still reach: it ends by `window_s`, and runs at most at `ceiling`.
+    It is out of reach when that is more than `margin` below the best finished trial."""
 
     ceiling: float
     window_s: float
+    margin: float
 
     def best_final(self, elapsed_s: float, rate: float) -> float:
         rest = max(0.0, self.window_s - elapsed_s)
         top = max(rate, CEILING_MARGIN * self.ceiling)
         return (rate * elapsed_s + top * rest) / max(self.window_s, elapsed_s)
+
+    def out_of_reach(self, elapsed_s: float, rate: float, best: float) -> bool:
+        return self.best_final(elapsed_s, rate) < (1 - self.margin) * best
 
 
 class PruneHook:
@@ -80,8 +99,8 @@ class PruneHook:
                                      " window, clearly behind the best trial")
         if self.reach is not None:
             best = best_finished(self.trial.study)
-            if best is not None and self.reach.best_final(elapsed_s, samples_per_s) < (1 - TARGET) * best:
+            if best is not None and self.reach.out_of_reach(elapsed_s, samples_per_s, best):
                 raise optuna.TrialPruned(
                     f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the window: even at"
                     f" the ceiling for the rest of it, it cannot come within"
-                    f" {TARGET:.0%} of the best trial")
+                    f" {self.reach.margin:.1%} of the best trial")

@@ -27,11 +27,11 @@ from autotune.diagnosis.evidence import KnownCeilings
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.search.budget import Budget
-from autotune.search.choose import pick_best
+from autotune.search.choose import group, noise_cv, pick_best
 from autotune.search.guard import MemoryGuard
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.options import BurstOptions
-from autotune.search.pruning import PruneHook, Reach
+from autotune.search.pruning import PruneHook, Reach, reach_margin
 from autotune.search.result import TuningProgress
 from autotune.search.study import add_remeasurement, record, trials_of
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
@@ -162,10 +162,12 @@ class TrialRunner:
         return PruneHook(trial, self._reach(self.bursts.options.settings(window_cap).max_seconds))
 
     def _reach(self, window_s: float) -> Reach | None:
-        """No window runs faster than the device ceiling (once probed)."""
+        """No window runs faster than the device ceiling (once probed); the margin is the
+        choice's tie band at the noise of the trials so far."""
         if self.ceilings is None or self.ceilings.device_samples_per_s <= 0:
             return None
-        return Reach(self.ceilings.device_samples_per_s, window_s)
+        margin = reach_margin(noise_cv(group(self.all_trials())))
+        return Reach(self.ceilings.device_samples_per_s, window_s, margin)
 
     def _abandon(self, trial: optuna.Trial | None) -> None:
         if trial is not None:
