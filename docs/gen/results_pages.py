@@ -22,7 +22,8 @@ BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
 # Runs of a few workloads after the full one: a fix's effect, and a miss re-run to find its cause.
 OFFLINE_RERUNS = ("results/bench/hand-over/bench.json", "results/bench/tokenizer-drift/bench.json",
-                  "results/bench/epoch-window/bench.json")
+                  "results/bench/epoch-window/bench.json",
+                  "results/bench/deep-storage-rerun/bench.json")
 ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
           "results/bench/online-ranks2-misses/online-ranks2.json",
           "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
