@@ -84,8 +84,11 @@ def test_leaking_workers_teach_the_guard_to_skip_larger_pools(tmp_path):
     # Room for the tuner and a little more: the first pool runs (nothing measured yet), leaks
     # ~1 MiB per item, and from then on pools are estimated over the budget.
     budget = main_mib + 30
+    # No early stop: only the guard is under test. In one CI run (2026-11-27) the first pool was
+    # measured and no second pool was ever tried; a stop rule ending the search after it is the
+    # one path found to that (not reproduced in 5 local runs, 2 of them under load).
     result = tune(hw.leaks(), budget_s=60, max_trials=3, max_workers=2, device="cpu",
-                  results_dir=tmp_path, burst=TINY_BURST, ram_budget_mib=budget)
+                  results_dir=tmp_path, burst=TINY_BURST, ram_budget_mib=budget, early_stop=False)
     pools = [t for t in result.trials if t.config.num_workers > 0]
     measured_pools = [t for t in pools if t.measured]
     skipped = [t for t in pools if t.status == TrialStatus.SKIPPED]
