@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from autotune.bench import workloads
 from autotune.bench.model import BenchReport
 from autotune.bench.options import BenchOptions
+from autotune.bench.row import shown_seconds
 from autotune.bench.run import run_bench
 from autotune.bench.targets import beyond_cores_faster, evaluate
 from autotune.bench.write import write_report
@@ -95,6 +96,18 @@ def test_targets_apply_only_where_they_mean_something():
     assert evaluate(**{**base, "recorded_vs_verified": None})["recorded_vs_verified"] is None
     reduced = evaluate(**{**base, "grid_exhaustive": False, "beyond_cores_faster": False})
     assert reduced["tune_share_of_grid"] is None and reduced["beyond_cores_when_faster"] is None
+
+
+def test_a_tuning_time_is_never_shown_shorter_than_it_took():
+    # CI once read "10.00s" and "over the 10 s budget" in one row: the figure is rounded up, so
+    # judging the figure and judging the clock agree, and 4 ms over a budget is still over it.
+    assert shown_seconds(10.004) == 10.01 and shown_seconds(10.0) == 10.0
+    assert shown_seconds(59.99) == 59.99 and shown_seconds(0.001) == 0.01
+    base = dict(tuned_vs_grid=0.98, budget_s=10, grid_s=200, grid_exhaustive=True,
+                tuned_workers=[2], usable_cpus=2, compute_bound=False, stability_diff=None,
+                beyond_cores_faster=None, recorded_vs_verified=None)
+    assert not evaluate(**base, tune_s=shown_seconds(10.004))["within_budget"]
+    assert evaluate(**base, tune_s=shown_seconds(10.0))["within_budget"]
 
 
 def test_beyond_the_cores_counts_as_faster_only_when_clearly_so():
