@@ -15,12 +15,11 @@ from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
 from autotune.profiling.stage_run import StageProfile, profile_stages
-from autotune.search.choose import choose, group, pick_best
+from autotune.search.choose import group, pick_best
 from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band,
                                      rounds, still_tied, to_confirm)
 from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
-from autotune.search.record import bursts_needed
 from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
@@ -242,7 +241,7 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
     """Round-robin until each has `measurements`; False when time or a signal cut it short."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):
-        if not runner.budget.fits_before_record(_record_bursts(runner)):
+        if not runner.budget.fits_before_record():
             return False
         if any(t.config == config and t.measured and not t.ok for t in runner.trials):
             continue  # failed, pruned or rejected once: not a candidate any more
@@ -251,14 +250,6 @@ def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: i
         if runner.run(config, Phase.CONFIRM) is None:
             return False
     return True
-
-
-def _record_bursts(runner: TrialRunner) -> int:
-    """The record bursts the noise measured so far calls for, kept back from the re-measurements:
-    on a noisy machine, more of them cannot resolve a tie to TARGET, while the record's rate still
-    gains from each burst."""
-    choice = choose(group(runner.all_trials()))
-    return bursts_needed([], choice.noise_cv if choice is not None else None)
 
 
 # -- stages ---------------------------------------------------------------------------------
