@@ -83,6 +83,8 @@ def test_the_reserve_fits_two_re_measurements_and_the_record_burst_however_slow_
     # fastest at the typical duration, the safety margin on the longest, and the record's reserve
     # (a slow burst, with its margin).
     assert budget.record_reserve() == pytest.approx(SAFETY * 9.0)
+    # where the noise calls for more record bursts, each further one is a slow burst's time
+    assert budget.record_reserve(3) == pytest.approx(SAFETY * 9.0 + 2 * 9.0)
     assert budget.confirm_reserve() == pytest.approx(2 * 6.0 + (SAFETY - 1) * 9.0 + SAFETY * 9.0)
     clock.now += 60.0 - 2 * SAFETY * 9.0  # room for a slow re-measurement and the record after it
     assert budget.fits_before_record()

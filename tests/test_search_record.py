@@ -13,6 +13,9 @@ from autotune.diagnosis import Context
 from autotune.recipe.model import RateSource
 from autotune.search.assemble import assemble, pick
 from autotune.search.budget import Budget
+from autotune.search.choose import choose, group
+from autotune.search.confirm import MAX_MEASUREMENTS, MEASUREMENTS
+from autotune.search.phases import _remeasure
 from autotune.search.record import UNKNOWN_NOISE_BURSTS, bursts_needed, record
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS
@@ -120,3 +123,72 @@ def test_more_record_bursts_leave_time_for_the_loader_probe_the_report_reads():
     runner = _Runner(budget, clock, [400.0, 380.0])
     record(runner, cfg(2), noise_cv=0.05, after_s=2.0)  # but not with a 2 s probe after it
     assert len(runner.ran) == 1
+
+
+class _ConfirmRunner(_Runner):
+    """What the re-measurements read besides: every trial so far, the new ones appended."""
+
+    def __init__(self, budget: Budget, clock: Clock, rates: list[float | None]):
+        super().__init__(budget, clock, rates)
+        self.trials = [TrialRecord(-i, c, TrialStatus.OK, result=burst(c, r), phase=Phase.SEARCH)
+                       for i, (c, r) in enumerate(((cfg(2), 400.0), (cfg(4), 396.0)))]
+
+    def all_trials(self):
+        return self.trials
+
+    def run(self, config, phase):
+        done = super().run(config, phase)
+        self.trials.append(done)
+        return done
+
+
+def test_the_re_measurements_leave_the_record_the_bursts_the_noise_calls_for():
+    runs = {}
+    for name, rates in (("quiet", [400.0, 396.0] * 5),
+                        ("noisy", [340.0, 338.0, 410.0, 405.0, 345.0, 342.0, 405.0, 400.0, 350.0, 345.0])):
+        clock = Clock()
+        runner = _ConfirmRunner(_budget(clock, seconds=50.0), clock, rates)
+        _remeasure(runner, [cfg(2), cfg(4)], MAX_MEASUREMENTS, tie_round=True)
+        runs[name] = runner
+    quiet, noisy = runs["quiet"], runs["noisy"]
+    assert len(quiet.ran) == 10  # one record burst kept back: every round fits
+    # ~9% noise: the record needs MAX_RECORD_BURSTS, and the re-measurements stop short of them
+    assert bursts_needed([], choose(group(noisy.trials)).noise_cv) == MAX_RECORD_BURSTS
+    assert len(noisy.ran) < 10
+    assert noisy.budget.time_left() >= noisy.budget.record_reserve(MAX_RECORD_BURSTS)
+    noisy.rates = [380.0, 395.0, 360.0, 400.0]
+    record(noisy, cfg(2), noise_cv=choose(group(noisy.trials)).noise_cv)
+    assert [p for _, p in noisy.ran].count(Phase.RECORD) == MAX_RECORD_BURSTS
+
+
+def test_the_first_round_keeps_back_only_the_first_record_burst_so_the_choice_rests_on_two():
+    # ~13% noise calls for four record bursts; kept back from the first round on a short budget,
+    # they left the choice on one burst of a contender (a 25 s tuning at 3.6% noise in CI)
+    ran = {}
+    for tie_round in (False, True):
+        clock = Clock()
+        runner = _ConfirmRunner(_budget(clock, seconds=26.0), clock, [400.0, 396.0])
+        runner.trials += [
+            TrialRecord(9, cfg(3), TrialStatus.OK, result=burst(cfg(3), 340.0), phase=Phase.SEARCH),
+            TrialRecord(10, cfg(3), TrialStatus.OK, result=burst(cfg(3), 410.0), phase=Phase.CONFIRM)]
+        assert bursts_needed([], choose(group(runner.trials)).noise_cv) == MAX_RECORD_BURSTS
+        _remeasure(runner, [cfg(2), cfg(4)], MEASUREMENTS, tie_round=tie_round)
+        ran[tie_round] = [c for c, _ in runner.ran]
+    assert ran[False] == [cfg(2), cfg(4)]  # the first round whole, one record burst kept back
+    assert ran[True] == [cfg(2)]  # a tie round keeps back the four the noise calls for
+
+
+def test_the_record_plans_for_the_chosen_configurations_own_scatter_where_it_is_wider():
+    # a stable pool beside a shallow one that scatters: the pooled noise is small, the chosen
+    # shallow pool's own re-measurements are not
+    def trials(c, rates):
+        return [TrialRecord(i, c, TrialStatus.OK, result=burst(c, r),
+                            phase=Phase.SEARCH if i == 0 else Phase.CONFIRM)
+                for i, r in enumerate(rates)]
+    stable = trials(cfg(8), [680.0, 679.0, 681.0, 680.0, 679.5, 680.5, 680.0])
+    shallow = trials(cfg(4), [690.0, 700.0, 640.0])
+    choice = choose(group(stable + shallow))
+    assert choice.chosen.config == cfg(4)  # cheaper, tied at the pooled noise
+    assert choice.noise_cv < 0.05 < choice.record_noise_cv
+    assert bursts_needed([], choice.noise_cv) < bursts_needed([], choice.record_noise_cv) \
+        == MAX_RECORD_BURSTS

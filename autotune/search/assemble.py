@@ -71,7 +71,7 @@ def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
 
 
 def _error(rates: list[float], choice: Choice) -> dict[str, Any]:
-    error = error_pct(rates, choice.noise_cv)
+    error = error_pct(rates, choice.record_noise_cv)
     return dict(samples_per_s_error_pct=None if error is None else round(error, 1))
 
 

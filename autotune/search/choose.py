@@ -26,11 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.decision.cost import cost
-from autotune.decision.rate import pooled_cv, pooled_rate, tolerance
+from autotune.decision.rate import measured_cv, pooled_cv, pooled_rate, tolerance
 from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR
 from autotune.search.trial import Phase, TrialStatus, TrialRecord
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
-
 
 
 def pick_best(trials: list[TrialRecord]) -> TrialRecord | None:
@@ -122,6 +121,14 @@ class Choice:
     def resolved(self) -> bool:
         """The measurements tell the tied candidates apart to within TARGET."""
         return self.band <= TARGET
+
+    @property
+    def record_noise_cv(self) -> float | None:
+        """The noise the record plans for: the wider of the pooled noise and the chosen
+        configuration's own spread over its re-measurements. A pooled figure cannot see one
+        configuration that scatters more than the rest: deep-storage's `w11 pf2` bursts scatter
+        6%, and a record planned at the pooled 1.5% took one burst and read 8.3% low."""
+        return measured_cv(self.chosen.unbiased, self.noise_cv)
 
     @property
     def ties(self) -> tuple[Candidate, ...]:

@@ -108,7 +108,7 @@ class Tuner:
             chosen = pick(self.runner.all_trials()).choice
             if chosen is not None:
                 config = chosen.chosen.config
-                record(self.runner, config, chosen.noise_cv,
+                record(self.runner, config, chosen.record_noise_cv,
                        after_s=loader_probe_s(ceilings, config.num_workers))
         return self._result()
 
