@@ -148,7 +148,7 @@ def test_the_re_measurements_leave_the_record_the_bursts_the_noise_calls_for():
                         ("noisy", [340.0, 338.0, 410.0, 405.0, 345.0, 342.0, 405.0, 400.0, 350.0, 345.0])):
         clock = Clock()
         runner = _ConfirmRunner(_budget(clock, seconds=50.0), clock, rates)
-        _remeasure(runner, [cfg(2), cfg(4)], MAX_MEASUREMENTS, tie_round=True)
+        _remeasure(runner, [cfg(2), cfg(4)], MAX_MEASUREMENTS)
         runs[name] = runner
     quiet, noisy = runs["quiet"], runs["noisy"]
     assert len(quiet.ran) == 10  # one record burst kept back: every round fits
@@ -165,17 +165,17 @@ def test_the_first_round_keeps_back_only_the_first_record_burst_so_the_choice_re
     # ~13% noise calls for four record bursts; kept back from the first round on a short budget,
     # they left the choice on one burst of a contender (a 25 s tuning at 3.6% noise in CI)
     ran = {}
-    for tie_round in (False, True):
+    for measurements in (MEASUREMENTS, MEASUREMENTS + 1):  # the first round, then a tie round
         clock = Clock()
         runner = _ConfirmRunner(_budget(clock, seconds=26.0), clock, [400.0, 396.0])
         runner.trials += [
             TrialRecord(9, cfg(3), TrialStatus.OK, result=burst(cfg(3), 340.0), phase=Phase.SEARCH),
             TrialRecord(10, cfg(3), TrialStatus.OK, result=burst(cfg(3), 410.0), phase=Phase.CONFIRM)]
         assert bursts_needed([], choose(group(runner.trials)).noise_cv) == MAX_RECORD_BURSTS
-        _remeasure(runner, [cfg(2), cfg(4)], MEASUREMENTS, tie_round=tie_round)
-        ran[tie_round] = [c for c, _ in runner.ran]
-    assert ran[False] == [cfg(2), cfg(4)]  # the first round whole, one record burst kept back
-    assert ran[True] == [cfg(2)]  # a tie round keeps back the four the noise calls for
+        _remeasure(runner, [cfg(2), cfg(4)], measurements)
+        ran[measurements] = [c for c, _ in runner.ran]
+    assert ran[MEASUREMENTS] == [cfg(2), cfg(4)]  # the first round whole: one record burst kept
+    assert ran[MEASUREMENTS + 1] == [cfg(2)]  # a tie round keeps back the four the noise asks for
 
 
 def test_the_record_plans_for_the_chosen_configurations_own_scatter_where_it_is_wider():

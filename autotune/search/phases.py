@@ -233,22 +233,21 @@ def confirm(runner: TrialRunner, space: SearchSpace) -> None:
     configs = to_confirm(group(runner.all_trials()), space,
                          always=main_process_configs(runner.ceilings, space))
     for measurements in range(MEASUREMENTS, MAX_MEASUREMENTS + 1):
-        if not configs or not _remeasure(runner, configs, measurements,
-                                         tie_round=measurements > MEASUREMENTS):
+        if not configs or not _remeasure(runner, configs, measurements):
             return
         configs = still_tied(group(runner.all_trials()))
 
 
-def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: int,
-               tie_round: bool = False) -> bool:
+def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: int) -> bool:
     """Round-robin until each has `measurements`; False when time or a signal cut it short. The
-    first round keeps back the first record burst only: the choice must rest on two measurements
-    of each contender (with four record bursts kept back on a 25 s budget at 3.6% noise, it rested
-    on one). The tie rounds keep back as many as the noise calls for (_record_bursts)."""
+    first round (MEASUREMENTS) keeps back the first record burst only: the choice must rest on two
+    measurements of each contender (with four record bursts kept back on a 25 s budget at 3.6%
+    noise, it rested on one). The tie rounds keep back as many as the noise calls for
+    (_record_bursts)."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):
         candidates = group(runner.all_trials())
-        keep = _record_bursts(candidates) if tie_round else 1
+        keep = _record_bursts(candidates) if measurements > MEASUREMENTS else 1
         if not runner.budget.fits_before_record(keep):
             return False
         if any(t.config == config and t.measured and not t.ok for t in runner.trials):
