@@ -10,7 +10,7 @@ from stage_fakes import AddOne, BatchedItems, Double, TensorItems
 
 from autotune.burst.teardown import release_loader
 from autotune.diagnosis.stage_advice import dominant_line, stage_record, with_stages
-from autotune.profiling.alternatives import Alternative, measure_alternatives
+from autotune.profiling.alternatives import Alternative, decode_alternative, measure_alternatives
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.profiling.stage_table import FETCH, OTHER_IN_GETITEM, stage_table
 from autotune.profiling.stage_recorder import read_totals, release
@@ -191,6 +191,53 @@ def test_measured_alternative_on_a_normalize_tail(tmp_path):
     assert found.before_ms_per_item > 0 and found.after_ms_per_item > 0
     # No tail to move: nothing is claimed.
     assert measure_alternatives(TensorItems(16, transform=T.Compose([AddOne()])), 8) == []
+
+
+def _cpu_decode(data):
+    """The device arm's contract on the CPU: torchvision's decode of each file's bytes."""
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    return [decode_jpeg(d, mode=ImageReadMode.RGB) for d in data]
+
+
+def test_the_decode_alternative_measures_the_folders_loader_against_a_batch_decode(tmp_path):
+    from torchvision.datasets import ImageFolder
+
+    root = make_jpeg_folder(tmp_path / "jpegs", images=6, classes=2, min_side=40, max_side=56)
+    found = decode_alternative(Repeated(ImageFolder(str(root)), 24), _cpu_decode, "cpu")
+    assert found is not None and found.items == 6 and found.replaces == [LOAD]
+    assert found.before_ms_per_item > 0 and found.after_ms_per_item > 0
+    assert "decode_jpeg(device='cpu')" in found.name
+
+
+def test_a_decode_that_disagrees_with_the_loader_is_never_offered(tmp_path):
+    from torchvision.datasets import ImageFolder
+
+    root = make_jpeg_folder(tmp_path / "jpegs", images=4, classes=2, min_side=40, max_side=56)
+    folder = ImageFolder(str(root))
+    blank = lambda data: [torch.zeros_like(t) for t in _cpu_decode(data)]  # noqa: E731
+    assert decode_alternative(folder, blank, "cpu") is None
+    # No folder of files: nothing to decode elsewhere.
+    assert decode_alternative(TensorItems(8), _cpu_decode, "cpu") is None
+
+
+def test_without_a_cuda_device_no_decode_alternative_is_claimed(tmp_path, cpu):
+    from torchvision.datasets import ImageFolder
+
+    root = make_jpeg_folder(tmp_path / "jpegs", images=4, classes=2, min_side=40, max_side=56)
+    assert measure_alternatives(ImageFolder(str(root)), 4, cpu) == []
+
+
+@pytest.mark.gpu
+def test_the_decode_alternative_on_a_real_gpu(tmp_path):
+    from torchvision.datasets import ImageFolder
+
+    root = make_jpeg_folder(tmp_path / "jpegs", images=32, classes=2, min_side=300, max_side=500)
+    device = torch.device("cuda")
+    found = [a for a in measure_alternatives(ImageFolder(str(root)), 32, device)
+             if a.replaces == [LOAD]]
+    assert len(found) == 1, "nvJPEG's pixels did not agree with libjpeg's, or no JPEG was found"
+    assert found[0].items == 32 and found[0].after_ms_per_item > 0
 
 
 def test_profile_stages_runs_one_burst_and_leaves_nothing_behind(quick_burst, cpu):

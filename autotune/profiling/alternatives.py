@@ -6,6 +6,14 @@ stack, and the float conversion and Normalize once on the whole batch, as they w
 device. Both arms run here on the same items, in the main process, best of a few repeats; the
 batch arm's result must equal the per-item arm's, or nothing is reported. On a GPU the batch part
 leaves the CPU altogether, so the figure here is what it costs at most.
+
+The other is measured only where the training runs on a CUDA device and a DatasetFolder
+(ImageFolder) decodes JPEG files: its loader (open, decode, convert to RGB) per item against
+reading the file's bytes and decoding the batch on the device with
+`torchvision.io.decode_jpeg(device=...)` (nvJPEG), synchronized. The device's decode differs from
+libjpeg's by rounding only, so the two arms' pixels must agree within `DECODE_TOLERANCE` on
+average, or nothing is reported. The device arm's figure is its whole wall time, device time
+included, as though decode then sat on the training's critical path: the workers' CPUs gain more.
 """
 
 from __future__ import annotations
@@ -17,13 +25,20 @@ from typing import Any, Callable
 import torch
 
 from autotune.probe.fetch import best_of
-from autotune.profiling.stages import compose_types
+from autotune.profiling.stages import LOAD as LOAD_STAGE, compose_types
 
 TO_UINT8 = {"PILToTensor", "ToImage"}
 TO_FLOAT = {"ToTensor", "ConvertImageDtype", "ToDtype"}
 NORMALIZE = {"Normalize"}
 TAIL = TO_UINT8 | TO_FLOAT | NORMALIZE | {"ToPureTensor"}
 SAMPLE_ITEMS = 32
+JPEG_SUFFIXES = (".jpg", ".jpeg")
+# Mean absolute difference (of 255) allowed between libjpeg's and nvJPEG's pixels: their IDCT and
+# chroma upsampling round differently; a wrong decode differs by tens.
+DECODE_TOLERANCE = 3.0
+
+# Decodes a batch of encoded JPEG bytes into uint8 CHW tensors (RGB) and returns once done.
+BatchDecode = Callable[[list[torch.Tensor]], list[torch.Tensor]]
 
 
 @dataclass(frozen=True)
@@ -51,12 +66,26 @@ class Alternative:
                 "gain_pct": round(self.gain_pct, 1), "items": self.items, "detail": self.detail}
 
 
-def _transform_holder(dataset: Any, depth: int = 0) -> Any | None:
-    """The dataset (or one it wraps under `.dataset`) whose `transform` is a Compose."""
-    if isinstance(getattr(dataset, "transform", None), compose_types()):
+def _holder(dataset: Any, holds: Callable[[Any], bool], depth: int = 0) -> Any | None:
+    """`dataset`, or one it wraps under `.dataset` (Subset, a repeating or caching wrapper), for
+    which `holds` is true."""
+    if holds(dataset):
         return dataset
     inner = getattr(dataset, "dataset", None)
-    return _transform_holder(inner, depth + 1) if inner is not None and depth < 4 else None
+    return _holder(inner, holds, depth + 1) if inner is not None and depth < 4 else None
+
+
+def _transform_holder(dataset: Any) -> Any | None:
+    """The dataset (or one it wraps) whose `transform` is a Compose."""
+    return _holder(dataset, lambda d: isinstance(getattr(d, "transform", None), compose_types()))
+
+
+def _jpeg_folder(dataset: Any) -> Any | None:
+    """The DatasetFolder (or one it wraps) that loads files through its `loader`."""
+    from torchvision.datasets import DatasetFolder
+
+    return _holder(dataset, lambda d: isinstance(d, DatasetFolder) and callable(getattr(d, "loader", None))
+                   and bool(getattr(d, "samples", None)))
 
 
 def _batch_tail(tail: list[Any]) -> tuple[Callable[[Any], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]] | None:
@@ -134,7 +163,63 @@ def _tail_to_batch(dataset: Any, batch_size: int) -> Alternative | None:
         " the workers' CPUs altogether and the batch crosses to it in uint8, 4x fewer bytes")
 
 
-def measure_alternatives(dataset: Any, batch_size: int) -> list[Alternative]:
-    """The cheaper equivalents that apply to `dataset`, each measured here."""
-    found = _tail_to_batch(dataset, batch_size)
-    return [found] if found is not None else []
+def device_decode(device: torch.device) -> BatchDecode:
+    """nvJPEG through torchvision, synchronized so that a timing holds the device's work."""
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    def run(data: list[torch.Tensor]) -> list[torch.Tensor]:
+        out = decode_jpeg(data, mode=ImageReadMode.RGB, device=device)
+        torch.cuda.synchronize(device)
+        return list(out)
+
+    return run
+
+
+def decode_alternative(dataset: Any, decode: BatchDecode, where: str) -> Alternative | None:
+    """The folder's loader per item against the file's bytes decoded by `decode` as a batch.
+    `where` names the device in the report."""
+    from torchvision.io import read_file
+    from torchvision.transforms import functional as F
+
+    folder = _jpeg_folder(dataset)
+    if folder is None:
+        return None
+    paths = [path for path, _ in folder.samples if str(path).lower().endswith(JPEG_SUFFIXES)]
+    paths = paths[:SAMPLE_ITEMS]
+    if not paths:
+        return None
+
+    def before() -> list[Any]:
+        return [folder.loader(path) for path in paths]
+
+    def after() -> list[torch.Tensor]:
+        return decode([read_file(str(path)) for path in paths])
+
+    try:
+        before_t, images = best_of(before)
+        after_t, decoded = best_of(after)
+    except (RuntimeError, OSError, ValueError):  # not a decodable JPEG there: nothing to offer
+        return None
+    for image, tensor in zip(images, decoded):
+        reference = F.pil_to_tensor(image) if not isinstance(image, torch.Tensor) else image
+        got = tensor.cpu()
+        if got.shape != reference.shape or (got.float() - reference.float()).abs().mean() > DECODE_TOLERANCE:
+            return None
+    n = len(paths)
+    return Alternative(
+        f"JPEG decode on the device (torchvision.io.decode_jpeg(device='{where}'))", [LOAD_STAGE],
+        1000 * before_t.wall_s / n, 1000 * after_t.wall_s / n, n,
+        f"{type(folder).__name__}'s loader (read, decode, RGB) per item against the file's bytes"
+        f" read here and the batch of {n} decoded on {where}, synchronized (device time"
+        " included); the transforms after it must then take uint8 tensors on the device"
+        " (torchvision.transforms.v2)")
+
+
+def measure_alternatives(dataset: Any, batch_size: int,
+                         device: torch.device | None = None) -> list[Alternative]:
+    """The cheaper equivalents that apply to `dataset`, each measured here (on `device` where it
+    is a CUDA device)."""
+    found = [_tail_to_batch(dataset, batch_size)]
+    if device is not None and device.type == "cuda" and torch.cuda.is_available():
+        found.append(decode_alternative(dataset, device_decode(device), str(device)))
+    return [alt for alt in found if alt is not None]

@@ -43,5 +43,5 @@ def profile_stages(workload: Workload, config: LoaderConfig, device: torch.devic
         release(tmp)  # num_workers=0: the main process did the work
         totals, processes = read_totals(directory)
     table = stage_table(plan, totals, processes)
-    found = measure_alternatives(workload.dataset, workload.batch_size) if alternatives else []
+    found = measure_alternatives(workload.dataset, workload.batch_size, device) if alternatives else []
     return StageProfile(table, burst.samples_per_s, time.perf_counter() - t0, found)
