@@ -60,7 +60,44 @@ class Sampler(threading.Thread):
             self.rows.append((time.perf_counter(), clock, psutil.cpu_percent()))
 
 
-def trace(workload, config, device, seconds: float) -> dict:
+def cores_first() -> list[int]:
+    """This process's CPUs, one per physical core first, then their SMT siblings."""
+    import os
+
+    mine = sorted(os.sched_getaffinity(0))
+    firsts, rest = [], []
+    for cpu in mine:
+        try:
+            text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+            lo = int(text.replace("-", ",").split(",")[0])
+        except OSError:
+            lo = cpu
+        (firsts if lo == cpu else rest).append(cpu)
+    return firsts + rest
+
+
+PINNED: list[int] = []
+
+
+def pin_worker(then, worker_id: int) -> None:
+    import os
+
+    os.sched_setaffinity(0, {PINNED[worker_id % len(PINNED)]})
+    if then is not None:
+        then(worker_id)
+
+
+def pinned_loader(workload, config):
+    import functools
+
+    from torch.utils.data import DataLoader
+
+    args = workload.loader_arguments()
+    args["worker_init_fn"] = functools.partial(pin_worker, args.get("worker_init_fn"))
+    return DataLoader(**args, **config.dataloader_kwargs())
+
+
+def trace(workload, config, device, seconds: float, pin: bool = False) -> dict:
     import torch
 
     from autotune.verify.steady import training_feed
@@ -69,7 +106,9 @@ def trace(workload, config, device, seconds: float) -> dict:
     sampler.start()
     t_begin = time.perf_counter()
     steps: list[float] = []
-    with training_feed(lambda: workload.make_loader(config), device, config.transfer_kwargs(),
+    make = ((lambda: pinned_loader(workload, config)) if pin and config.num_workers
+            else (lambda: workload.make_loader(config)))
+    with training_feed(make, device, config.transfer_kwargs(),
                        4 * seconds + 60, f"trace of {config.label()}") as (_, batches, _epochs):
         while True:
             batch = next(batches)
@@ -137,6 +176,10 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=14.0)
     ap.add_argument("--workload", default="demo")
     ap.add_argument("--analyse", type=Path)
+    ap.add_argument("--pin-workers", action="store_true", help="each worker on a CPU of its own,"
+                    " one per physical core first")
+    ap.add_argument("--cpus", default="", help="run on these CPUs only (e.g. 0-7 or 0,2,4): does a"
+                    " placement on SMT siblings make the rate fluctuate?")
     opts = ap.parse_args()
     if opts.analyse:
         print(analyse(json.loads(opts.analyse.read_text())))
@@ -150,6 +193,15 @@ def main() -> None:
     from autotune.workload.options import WorkloadOptions
     from autotune.workload.spec import load_workload
 
+    PINNED[:] = cores_first()
+    if opts.cpus:
+        import os
+
+        wanted = set()
+        for part in opts.cpus.split(","):
+            lo, _, hi = part.partition("-")
+            wanted.update(range(int(lo), int(hi or lo) + 1))
+        os.sched_setaffinity(0, wanted)  # the workers inherit it
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     workload = load_workload(opts.workload, WorkloadOptions(device=str(device)))
     configs = [c.strip() for c in opts.configs.split(";")]
@@ -160,7 +212,9 @@ def main() -> None:
     raw = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "command": "python3 results/gpu/burst_trace.py " + " ".join(sys.argv[1:]),
            "gpu": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
-           "batch_size": workload.batch_size, "configs": configs, "rounds": []}
+           "batch_size": workload.batch_size, "configs": configs, "cpus": opts.cpus or None,
+           "pinned_workers": PINNED if opts.pin_workers else None,
+           "rounds": []}
     opts.out.mkdir(parents=True, exist_ok=True)
     for rnd in range(opts.rounds):
         for label in (configs if rnd % 2 == 0 else configs[::-1]):
@@ -176,7 +230,7 @@ def main() -> None:
             b = {k: getattr(burst, k) for k in ("samples_per_s", "steady_samples_per_s", "window_s",
                                                  "steps", "startup_s", "warmup_s", "steady",
                                                  "backlog_start", "backlog_end", "duration_s")}
-            t = trace(workload, config, device, opts.seconds)
+            t = trace(workload, config, device, opts.seconds, opts.pin_workers)
             raw["rounds"].append({"round": rnd + 1, "config": label, "cpu_probe_s": probe,
                                   "sm_clock_before": clock, "burst": b, "trace": t})
             (opts.out / "burst_trace.json").write_text(json.dumps(raw))

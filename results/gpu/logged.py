@@ -1,0 +1,52 @@
+"""Run a training script with autotune's logger shown and every output line stamped with the
+seconds since start, optionally under cProfile (main thread), to see where a run's time goes.
+
+    python3 results/gpu/logged.py [--prof FILE] SCRIPT ARGS...
+"""
+
+import cProfile
+import logging
+import runpy
+import sys
+import time
+
+T0 = time.perf_counter()
+
+
+class Stamped:
+    def __init__(self, stream):
+        self.stream, self.fresh = stream, True
+
+    def write(self, text):
+        for part in text.splitlines(keepends=True):
+            if self.fresh:
+                self.stream.write(f"[{time.perf_counter() - T0:7.2f}] ")
+            self.stream.write(part)
+            self.fresh = part.endswith("\n")
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+sys.stdout, sys.stderr = Stamped(sys.stdout), Stamped(sys.stderr)
+logging.basicConfig(format="autotune log %(levelname)s %(name)s: %(message)s")
+logging.getLogger("autotune").setLevel(logging.DEBUG)
+args = sys.argv[1:]
+prof = None
+if args[:1] == ["--prof"]:
+    prof, args = args[1], args[2:]
+sys.argv = args
+sys.path.insert(0, str(__import__("pathlib").Path(args[0]).resolve().parent))
+if prof:
+    profiler = cProfile.Profile()
+    try:
+        profiler.runcall(runpy.run_path, args[0], run_name="__main__")
+    finally:
+        profiler.dump_stats(prof)
+else:
+    runpy.run_path(args[0], run_name="__main__")
+print(f"script returned after {time.perf_counter() - T0:.2f}s")
