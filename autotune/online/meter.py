@@ -89,27 +89,43 @@ class Meter:
         self._out_cpu = None
 
 
+# The loader's first batches, paid with or without tuning: the first one's wait is the starting
+# pool's start-up, which the script pays as it stands, and the second one's step holds the
+# script's first training step, with its one-time warm-up (cudnn's autotuning, lazy
+# initialisation, the allocator's first growth), which no loader configuration shortens.
+RUN_START_STEPS = 2
+
+
 @dataclass
 class Ledger:
     """Where the loop's time went: the steps while exploring (switch start-ups included) and
-    those after it."""
+    those after it; `start_s`, the part of the exploring time that the run's start would have
+    taken under any configuration (RUN_START_STEPS)."""
 
     explore_steps: int = 0
     explore_s: float = 0.0
     tuned_steps: int = 0
     tuned_s: float = 0.0
+    start_steps: int = 0
+    start_s: float = 0.0
 
     def add(self, step: Step, exploring: bool) -> None:
         seconds = step.wait_s if step.step_s is None else step.step_s
         if exploring:
             self.explore_steps += 1
             self.explore_s += seconds
+            if step.index < RUN_START_STEPS:
+                self.start_steps += 1
+                self.start_s += seconds
         else:
             self.tuned_steps += 1
             self.tuned_s += seconds
 
     def cost_s(self, best_step_s: float | None) -> float:
-        """Time lost while exploring against running the best configuration all along."""
+        """Time lost while exploring against running the best configuration all along: the
+        exploring steps' time less what the best takes for as many steps, the run's start left
+        out on both sides (the best pays it too)."""
         if best_step_s is None or not self.explore_steps:
             return 0.0
-        return max(0.0, self.explore_s - self.explore_steps * best_step_s)
+        steps = self.explore_steps - self.start_steps
+        return max(0.0, self.explore_s - self.start_s - steps * best_step_s)
