@@ -11,11 +11,11 @@ from typing import Any
 from online_summary import summary
 from sources import ROOT, Source, all_results, read
 
-from autotune.bench.model import AccuracyReport, BenchReport
-from autotune.bench.online_model import OnlineReport
-from autotune.bench.cells import notes_lines
-from autotune.bench.render import accuracy_table, bench_targets, headline
-from autotune.bench.render_online import online_table, online_targets
+from benchmarks.model import AccuracyReport, BenchReport
+from benchmarks.online_model import OnlineReport
+from benchmarks.cells import notes_lines
+from benchmarks.render import accuracy_table, bench_targets, headline
+from benchmarks.render_online import online_table, online_targets
 from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"

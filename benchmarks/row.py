@@ -6,12 +6,12 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from autotune.bench.compare import Series
-from autotune.bench.grid import GridRun
-from autotune.bench.model import BenchRow, MeasuredConfig, TuningRecord
-from autotune.bench.targets import beyond_cores_faster, evaluate
-from autotune.bench.workloads import BenchWorkload
-from autotune.bench.worst import TuningFigures, worst_of
+from benchmarks.compare import Series
+from benchmarks.grid import GridRun
+from benchmarks.model import BenchRow, MeasuredConfig, TuningRecord
+from benchmarks.targets import beyond_cores_faster, evaluate
+from benchmarks.workloads import BenchWorkload
+from benchmarks.worst import TuningFigures, worst_of
 from autotune.search.trial import TrialStatus, trial_counts
 from autotune.search.result import TuneResult
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig

@@ -13,13 +13,13 @@ from typing import Callable
 
 from autotune import environment
 from autotune.api import tune
-from autotune.bench.compare import side_by_side
-from autotune.bench.grid import QUICK_OFF, search_grid
-from autotune.bench.model import BenchReport, BenchRow
-from autotune.bench.options import BenchOptions
-from autotune.bench.provenance import git_commit
-from autotune.bench.row import WorkloadRun, bench_row, default_roles
-from autotune.bench.workloads import BenchWorkload, select
+from benchmarks.compare import side_by_side
+from benchmarks.grid import QUICK_OFF, search_grid
+from benchmarks.model import BenchReport, BenchRow
+from benchmarks.options import BenchOptions
+from benchmarks.provenance import git_commit
+from benchmarks.row import WorkloadRun, bench_row, default_roles
+from benchmarks.workloads import BenchWorkload, select
 from autotune.search.guard import default_ram_budget_mib
 from autotune.search.options import BurstOptions
 from autotune.search.result import TuneResult

@@ -4,10 +4,10 @@ render_online.py's."""
 
 from __future__ import annotations
 
-from autotune.bench.cells import (mark, measured_lines, notes_lines, pct, rate, signed_pct,
+from benchmarks.cells import (mark, measured_lines, notes_lines, pct, rate, signed_pct,
                                   table)
-from autotune.bench.model import AccuracyReport, BenchReport, BenchRow
-from autotune.bench.targets import (MAX_BURST_VS_STEADY, MAX_COMPUTE_BOUND_WORKERS,
+from benchmarks.model import AccuracyReport, BenchReport, BenchRow
+from benchmarks.targets import (MAX_BURST_VS_STEADY, MAX_COMPUTE_BOUND_WORKERS,
                                     MAX_RECORDED_VS_VERIFIED, MAX_STABILITY_DIFF,
                                     MAX_TUNE_SHARE_OF_GRID, MIN_TUNED_VS_GRID)
 

@@ -12,14 +12,14 @@ from typing import Any, Callable, Optional, TypeVar
 import typer
 from pydantic import ValidationError
 
-from autotune.bench.accuracy import parse_config, run_accuracy
-from autotune.bench.online_run import run_online
-from autotune.bench.options import AccuracyOptions, BenchOptions, OnlineBenchOptions
-from autotune.bench.render import accuracy_table, headline
-from autotune.bench.render_online import online_table
-from autotune.bench.run import run_bench
-from autotune.bench.workloads import check_keys
-from autotune.bench.write import check_writable, write_accuracy, write_online, write_report
+from benchmarks.accuracy import parse_config, run_accuracy
+from benchmarks.online_run import run_online
+from benchmarks.options import AccuracyOptions, BenchOptions, OnlineBenchOptions
+from benchmarks.render import accuracy_table, headline
+from benchmarks.render_online import online_table
+from benchmarks.run import run_bench
+from benchmarks.workloads import check_keys
+from benchmarks.write import check_writable, write_accuracy, write_online, write_report
 from autotune.cli.common import console, one_line_errors, option_error
 from autotune.errors import OptionsError
 from autotune.key_values import key_values

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autotune.bench.model import AccuracyReport, BenchReport
-from autotune.bench.online_model import OnlineReport
-from autotune.bench.render import accuracy_markdown, to_markdown
-from autotune.bench.render_online import online_markdown
+from benchmarks.model import AccuracyReport, BenchReport
+from benchmarks.online_model import OnlineReport
+from benchmarks.render import accuracy_markdown, to_markdown
+from benchmarks.render_online import online_markdown
 from autotune.errors import OptionsError
 
 

@@ -10,8 +10,8 @@ from typing import Callable
 
 import torch
 
-from autotune.bench.online_grid import Ideal
-from autotune.bench.online_loop import train
+from benchmarks.online_grid import Ideal
+from benchmarks.online_loop import train
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from autotune.bench.online_figures import Way
-from autotune.bench.provenance import Recorded
-from autotune.bench.targets import targets_met
+from benchmarks.online_figures import Way
+from benchmarks.provenance import Recorded
+from benchmarks.targets import targets_met
 
 
 class _Strict(BaseModel):

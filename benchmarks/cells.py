@@ -3,9 +3,9 @@ target's mark, a table and the notes that explain the misses."""
 
 from __future__ import annotations
 
-from autotune.bench.model import AccuracyReport, BenchReport
-from autotune.bench.online_model import OnlineReport
-from autotune.bench.provenance import Recorded
+from benchmarks.model import AccuracyReport, BenchReport
+from benchmarks.online_model import OnlineReport
+from benchmarks.provenance import Recorded
 
 
 def pct(value: float | None) -> str:

@@ -11,9 +11,9 @@ from typing import Any, Callable
 import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from autotune.bench.accuracy import parse_config
-from autotune.bench.grid import search_grid
-from autotune.bench.workloads import BenchWorkload
+from benchmarks.accuracy import parse_config
+from benchmarks.grid import search_grid
+from benchmarks.workloads import BenchWorkload
 from autotune.errors import OptionsError, first_error, json_object
 from autotune.search.guard import default_ram_budget_mib
 from autotune.space.config import LoaderConfig

@@ -3,11 +3,11 @@ rounds (the worst of them)."""
 
 from __future__ import annotations
 
-from autotune.bench.online_figures import StepTimes, Way, round_figures
-from autotune.bench.online_grid import Ideal
-from autotune.bench.online_model import OnlineRound, OnlineRow
-from autotune.bench.targets import online_targets
-from autotune.bench.workloads import BenchWorkload
+from benchmarks.online_figures import StepTimes, Way, round_figures
+from benchmarks.online_grid import Ideal
+from benchmarks.online_model import OnlineRound, OnlineRow
+from benchmarks.targets import online_targets
+from benchmarks.workloads import BenchWorkload
 from autotune.online.session import TunerState
 
 

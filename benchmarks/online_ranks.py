@@ -34,7 +34,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import DataLoader as TorchDataLoader
 from torch.utils.data import DistributedSampler
 
-from autotune.bench.online_figures import StepTimes
+from benchmarks.online_figures import StepTimes
 from autotune.errors import OptionsError
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
@@ -94,7 +94,7 @@ class _AllReduced:
 
 
 def _rank_main(rank: int, run: RankRun) -> None:
-    from autotune.bench.online_loop import train  # in the spawned process
+    from benchmarks.online_loop import train  # in the spawned process
 
     # A spawned process inherits the spawn start method, and its loader's workers would each
     # import torch again (seconds a pool): a rank starts its workers as torchrun's do, with the

@@ -11,17 +11,17 @@ from typing import Any, Callable
 import torch
 
 from autotune import environment
-from autotune.bench.online_figures import StepTimes, Way, order
-from autotune.bench.online_grid import GridFile, Ideal, file_best, ideal_config, read_grid_file
-from autotune.bench.online_loop import train
-from autotune.bench.online_model import OnlineReport, OnlineRow
-from autotune.bench.accuracy import parse_config
-from autotune.bench.online_short import hand_set_best
-from autotune.bench.online_ranks import ideal_for_ranks, rank_candidates, train_ranks
-from autotune.bench.online_row import online_round, online_row, tuner_round
-from autotune.bench.options import OnlineBenchOptions
-from autotune.bench.provenance import git_commit
-from autotune.bench.workloads import BenchWorkload, select
+from benchmarks.online_figures import StepTimes, Way, order
+from benchmarks.online_grid import GridFile, Ideal, file_best, ideal_config, read_grid_file
+from benchmarks.online_loop import train
+from benchmarks.online_model import OnlineReport, OnlineRow
+from benchmarks.accuracy import parse_config
+from benchmarks.online_short import hand_set_best
+from benchmarks.online_ranks import ideal_for_ranks, rank_candidates, train_ranks
+from benchmarks.online_row import online_round, online_row, tuner_round
+from benchmarks.options import OnlineBenchOptions
+from benchmarks.provenance import git_commit
+from benchmarks.workloads import BenchWorkload, select
 from autotune.errors import OptionsError
 from autotune.online import registry
 from autotune.online.loader import DataLoader

@@ -11,8 +11,8 @@ from pathlib import Path
 import torch
 
 from autotune import environment
-from autotune.bench.overhead_result import ALLOWED_OVERHEAD_PCT, STAGES, OverheadResult
-from autotune.bench.provenance import git_commit
+from benchmarks.overhead_result import ALLOWED_OVERHEAD_PCT, STAGES, OverheadResult
+from benchmarks.provenance import git_commit
 
 
 def _provenance(result: OverheadResult, command: str) -> dict[str, object]:

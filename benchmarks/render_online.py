@@ -3,9 +3,9 @@ trained alike (the table, how it was run, the targets and the notes)."""
 
 from __future__ import annotations
 
-from autotune.bench.cells import mark, measured_lines, notes_lines, table
-from autotune.bench.online_model import OnlineReport, OnlineRound, OnlineRow
-from autotune.bench.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
+from benchmarks.cells import mark, measured_lines, notes_lines, table
+from benchmarks.online_model import OnlineReport, OnlineRound, OnlineRow
+from benchmarks.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
 
 def online_targets(report: OnlineReport) -> str:

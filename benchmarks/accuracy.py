@@ -23,11 +23,11 @@ from typing import Callable
 import torch
 
 from autotune import environment
-from autotune.bench.model import AccuracyReport, AccuracyRow
-from autotune.bench.options import AccuracyOptions
-from autotune.bench.provenance import git_commit
-from autotune.bench.targets import burst_within_steady
-from autotune.bench.workloads import BenchWorkload, select
+from benchmarks.model import AccuracyReport, AccuracyRow
+from benchmarks.options import AccuracyOptions
+from benchmarks.provenance import git_commit
+from benchmarks.targets import burst_within_steady
+from benchmarks.workloads import BenchWorkload, select
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.errors import AutotuneError, OptionsError
 from autotune.space.config import LoaderConfig, label_values

@@ -9,9 +9,9 @@ from typing import Optional
 
 import typer
 
-from autotune.bench.overhead import measure_overhead
-from autotune.bench.overhead_report import write_report
-from autotune.bench.overhead_result import Comparison
+from benchmarks.overhead import measure_overhead
+from benchmarks.overhead_report import write_report
+from benchmarks.overhead_result import Comparison
 from autotune.cli.common import console, one_line_errors
 from autotune.errors import OptionsError
 from autotune.space.config import LoaderConfig

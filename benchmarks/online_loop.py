@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from autotune.bench.online_figures import StepTimes
+from benchmarks.online_figures import StepTimes
 from autotune.online.loader import DataLoader as OnlineDataLoader
 from autotune.verify.steady import HANG_ALLOWANCE_S, Clock, synchronize, training_feed
 from autotune.workload.base import Workload

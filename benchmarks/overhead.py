@@ -33,7 +33,7 @@ from typing import Any, Callable, ContextManager, Iterator
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from autotune.bench.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, STAGES, AccountedCost,
+from benchmarks.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, STAGES, AccountedCost,
                                             Comparison, OverheadResult, StageCost)
 from autotune.burst.pacing import drain_prefetched
 from autotune.burst.runner import endless_batches, release_loader

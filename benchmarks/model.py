@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from autotune.bench.provenance import Recorded
-from autotune.bench.targets import targets_met
+from benchmarks.provenance import Recorded
+from benchmarks.targets import targets_met
 
 
 class _Strict(BaseModel):
