@@ -7,6 +7,7 @@ of two ways compares the same work."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from autotune.strenum import StrEnum
 
@@ -35,7 +36,7 @@ class StepTimes:
     def __post_init__(self) -> None:
         if not self.stamps:
             raise ValueError("no step was timed")
-        if any(b < a for a, b in zip(self.stamps, self.stamps[1:])):
+        if any(b < a for a, b in pairwise(self.stamps)):
             raise ValueError("step timestamps must not decrease")
 
     @property

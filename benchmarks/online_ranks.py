@@ -151,7 +151,7 @@ def train_ranks(spec: str, device: str, ranks: int, steps: int, config: LoaderCo
                       online.model_dump(mode="json"), transfer)
         mp.start_processes(_rank_main, args=(run,), nprocs=ranks, start_method="spawn")
         results = [json.loads(Path(out, f"rank{r}.json").read_text()) for r in range(ranks)]
-    stamps = tuple(max(column) for column in zip(*(r["stamps"] for r in results)))
+    stamps = tuple(max(column) for column in zip(*(r["stamps"] for r in results), strict=False))
     return RanksResult(StepTimes(stamps), [r["chosen"] for r in results], results[0]["state"])
 
 

@@ -32,7 +32,7 @@ def hand_set_best(key: str, workload: Workload, device: torch.device, steps: int
     once; (c) runs it again in every round, so the figures compared are not this selection's."""
     seconds: dict[LoaderConfig, float] = {}
     for config in hand_set():
-        times, _ = train(workload, lambda: workload.make_loader(config), device, {}, steps,
+        times, _ = train(workload, lambda config=config: workload.make_loader(config), device, {}, steps,
                          f"{key} hand-set {config.label()}")
         seconds[config] = times.span(0, steps)
     best = min(seconds, key=lambda c: seconds[c])

@@ -42,7 +42,7 @@ def start_together(tmp_path: Path, code: str, count: int, env: dict[str, str] | 
              for i in range(count)]
     go.write_text("")
     outputs = [p.communicate(timeout=240) for p in procs]
-    for p, (out, err) in zip(procs, outputs):
+    for p, (_out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-2000:]
     return [out for out, _ in outputs]
 

@@ -83,7 +83,8 @@ class Epochs:
         while True:
             self.epochs += 1
             empty = True
-            for self.position, batch in enumerate(self.feed):
+            for position, batch in enumerate(self.feed):
+                self.position = position
                 empty = False
                 yield batch
             if empty:
@@ -122,8 +123,11 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
                 with time_limit(settings.time_limit_s):
                     length = epoch_length(loader, workload.batch_size)
                     place = EpochPlace(length.batches, config.prefetch_depth)
-                    result, whole = _measure(workload, config, batches,
-                                             lambda: ready_batches(feed.iterator), clock, phase,
+                    # `feed` bound as a default: the finally below deletes the name.
+                    def ready(feed: DeviceLoader = feed) -> int | None:
+                        return ready_batches(feed.iterator)
+
+                    result, whole = _measure(workload, config, batches, ready, clock, phase,
                                              settings, usable_cpus, gpu_sampler, on_progress,
                                              samplers, t_begin, epochs, place)
                     if whole is not None:

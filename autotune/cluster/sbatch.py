@@ -56,7 +56,7 @@ def sweep_points(workloads: list[str], sweeps: list[str]) -> list[SweepPoint]:
         axes.append([(f"{key}={v}", (option_flag(key), v)) for v in values])
     points = []
     for combo in itertools.product(*axes):
-        varying = [label for (label, _), axis in zip(combo, axes) if len(axis) > 1]
+        varying = [label for (label, _), axis in zip(combo, axes, strict=True) if len(axis) > 1]
         args = tuple(arg for _, part in combo for arg in part)
         points.append(SweepPoint(",".join(varying) or None, args))
     return points

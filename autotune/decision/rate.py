@@ -22,7 +22,7 @@ def pooled_rate(rates: Sequence[float], spans: Sequence[float]) -> float:
     total = sum(spans)
     if total <= 0:
         return statistics.fmean(rates) if rates else 0.0
-    return sum(r * s for r, s in zip(rates, spans)) / total
+    return sum(r * s for r, s in zip(rates, spans, strict=True)) / total
 
 
 def pooled_cv(groups: Sequence[Sequence[float]]) -> float | None:

@@ -47,7 +47,7 @@ def mean_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
     for t in trials:
         if t.ok and t.samples_per_s is not None:
             by_config.setdefault(t.config, []).append((t.samples_per_s, t.span_s or 0.0))
-    return _best_by_workers([(c, pooled_rate(*zip(*m))) for c, m in by_config.items()])
+    return _best_by_workers([(c, pooled_rate(*zip(*m, strict=True))) for c, m in by_config.items()])
 
 
 def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: float) -> int | None:

@@ -88,7 +88,7 @@ def same_batch(a: Any, b: Any) -> bool:
     xs, ys = leaves(a), leaves(b)
     if len(xs) != len(ys):
         return False
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
             if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)):
                 return False

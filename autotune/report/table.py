@@ -130,7 +130,7 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
                          justify="left" if col in ("config", "bottleneck", "status", *extra) else "right",
                          no_wrap=True, overflow="ellipsis",
                          max_width=status_width if col == "status" else None)
-    for row, cells in zip(table_rows, _texts(table_rows, columns)):
+    for row, cells in zip(table_rows, _texts(table_rows, columns), strict=True):
         style = STATUS_STYLES.get(row["status"].split(":", 1)[0])
         table.add_row(*cells, style=style)
     return table

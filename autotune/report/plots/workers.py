@@ -26,7 +26,7 @@ def plot_workers(trials: list[TrialRecord], best: TrialRecord, path: Path,
     ax = fig.add_subplot()
     lines = _best_points(trials)
     no_workers = lines.pop(0, None)
-    for colour, pf in zip(LINE_COLOURS, sorted(lines)):
+    for colour, pf in zip(LINE_COLOURS, sorted(lines), strict=False):
         points = sorted(lines[pf].items())
         ax.plot([w for w, _ in points], [r for _, r in points], marker="o", color=colour,
                 linewidth=1.8, markersize=6, label=f"prefetch_factor={pf}")
