@@ -102,7 +102,9 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
         try:
             tuner = Tuner(workload, opts, on_trial, marks=nvtx_phases(nvtx) if nvtx is not None else None,
                           stop=stop)
-            with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as helpers, \
+            group = (RankGroup(ranks, workload_factory, tuner.device)
+                     if ranks > 1 and workload_factory is not None else nullcontext())
+            with group as helpers, \
                     fetch_ranges(nvtx) if nvtx is not None else nullcontext():
                 tuner.ranks = helpers
                 result = tuner.run()

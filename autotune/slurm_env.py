@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import socket
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple
+from typing import Mapping
 
 ALLOCATION_VARIABLES = ("SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",
                         "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE")
@@ -37,7 +37,8 @@ def _tasks_per_node(text: str | None, node_index: int) -> int | None:
     return counts[node_index] if 0 <= node_index < len(counts) else None
 
 
-class TaskCpus(NamedTuple):
+@dataclass(frozen=True)
+class TaskCpus:
     count: int
     variable: str
     text: str

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import torch
 
@@ -79,7 +79,7 @@ class Epochs:
         self.epochs = 0
         self.position = -1  # of the last batch handed out, within its epoch
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Generator[Any, None, None]:
         while True:
             self.epochs += 1
             empty = True
@@ -92,7 +92,7 @@ class Epochs:
                                     " batch")
 
 
-def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
+def endless_batches(feed: Iterable[Any]) -> Generator[Any, None, None]:
     return iter(Epochs(feed))
 
 

@@ -42,7 +42,8 @@ class Mark:
 def span_rate(marks: list[Mark], lo: int, hi: int) -> float:
     """Samples/s sustained between marks lo and hi: the lower of production and capacity."""
     a, b = marks[lo], marks[hi]
-    consumed = produced = b.samples - a.samples
+    consumed = b.samples - a.samples
+    produced: float = consumed
     span = max(b.t - a.t, 1e-12)
     if a.backlog is not None and b.backlog is not None and hi > lo:
         produced += (b.backlog - a.backlog) * consumed / (hi - lo)  # batches at this span's mean size

@@ -28,7 +28,7 @@ def report(
                                 extra=extra_columns(reports), width=console.width))
     for rep in reports:
         name = rep.point or study
-        if rep.recipe is None:
+        if rep.recipe is None or rep.best is None:
             first = rep.baseline.error if rep.baseline is not None else "no trial recorded"
             console.print(f"{name}: every configuration failed ({first})", highlight=False)
             continue

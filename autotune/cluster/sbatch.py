@@ -50,7 +50,7 @@ def parse_sweep(text: str) -> tuple[str, list[str]]:
 
 def sweep_points(workloads: list[str], sweeps: list[str]) -> list[SweepPoint]:
     """The grid: every workload crossed with every sweep value; labels name what varies."""
-    axes = [[(f"workload={w}", (w,)) for w in workloads]]
+    axes: list[list[tuple[str, tuple[str, ...]]]] = [[(f"workload={w}", (w,)) for w in workloads]]
     for text in sweeps:
         key, values = parse_sweep(text)
         axes.append([(f"{key}={v}", (option_flag(key), v)) for v in values])

@@ -171,4 +171,4 @@ def normal(config: LoaderConfig) -> LoaderConfig:
 
 def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:
     """`config` with one knob changed, kept valid for torch."""
-    return normal(replace(config, **{name: value}))
+    return normal(config.with_knob(name, value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autotune.burst.window import next_mark, span_rate
+from autotune.burst.window import Mark, next_mark, span_rate
 from autotune.decision.rate import pooled_rate
 from autotune.decision.thresholds import WAITS_SHARE
 from autotune.online.meter import Step
@@ -149,7 +149,8 @@ def window_rate(steps: list[Step]) -> tuple[float, float]:
     if first is None or last is None or len(steps) < 2:
         span = max(sum(s.step_s or 0.0 for s in steps), 1e-12)
         return len(steps) / span, span
-    marks, t, waited = [], 0.0, 0.0
+    marks: list[Mark] = []
+    t = waited = 0.0
     for i, s in enumerate(steps):
         if i:  # a step's wait lies inside its step time, which ends at its hand-out
             t += s.step_s or 0.0

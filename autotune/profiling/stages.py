@@ -161,7 +161,7 @@ def compose_types() -> tuple[type, ...]:
     return (transforms.Compose, v2.Compose)
 
 
-def _folder_type() -> type:
+def _folder_type() -> type[Any]:
     from torchvision.datasets import DatasetFolder
 
     return DatasetFolder
@@ -170,8 +170,9 @@ def _folder_type() -> type:
 def _timed_transform(transform: Callable, plan: StagePlan, directory: str) -> Any:
     """A copy of `transform` with each Compose child timed, or the transform timed as a whole."""
     if isinstance(transform, compose_types()):
-        timed = copy.copy(transform)  # the user's Compose keeps its own list
-        timed.transforms = [_timed_transform(child, plan, directory) for child in transform.transforms]
+        compose: Any = transform  # a Compose (torchvision has no type information)
+        timed = copy.copy(compose)  # the user's Compose keeps its own list
+        timed.transforms = [_timed_transform(child, plan, directory) for child in compose.transforms]
         return timed
     kind_name = type(transform).__name__
     return Timed(transform, plan.add(kind_name, StageKind.TRANSFORM, kind_name), directory)

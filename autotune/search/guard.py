@@ -28,7 +28,7 @@ DEFAULT_RAM_SHARE = 0.5
 
 
 def default_ram_budget_mib() -> float:
-    return DEFAULT_RAM_SHARE * psutil.virtual_memory().available / MIB
+    return DEFAULT_RAM_SHARE * float(psutil.virtual_memory().available) / MIB
 
 
 @dataclass

@@ -57,7 +57,7 @@ def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
         done = runner.run(config, Phase.RECORD)
         if done is None or not done.ok:
             return
-        rates.append(done.samples_per_s)
+        rates.append(done.rate)
         if (len(rates) >= bursts_needed(rates, noise_cv)
                 or not runner.budget.fits_another(after_s=after_s)):
             return

@@ -140,6 +140,7 @@ class Tuner:
                  not_searched=self.space.left_out() or None,
                  max_workers_searched=self.space.max_workers,
                  worker_range_grown_from=self.workers.grown_from, worker_range_stop=self.workers.stop)
+        assert outcome.context is not None  # assemble sets it
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,

@@ -5,7 +5,7 @@ and with its defaults; the rules read the registry."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from autotune.space.knobs import BY_NAME, KNOBS, Facts, Kind, Knob, Needs, Target, passed_to_torch
@@ -49,6 +49,11 @@ class LoaderConfig:
     def dataloader_kwargs(self) -> dict[str, Any]:
         """DataLoader arguments, only those valid for this num_workers."""
         return passed_to_torch(self.as_dict(), Target.DATALOADER)
+
+    def with_knob(self, name: str, value: Any) -> LoaderConfig:
+        """This configuration with the knob named `name` (read from the registry) at `value`."""
+        change: dict[str, Any] = {name: value}
+        return replace(self, **change)
 
     def transfer_kwargs(self) -> dict[str, Any]:
         return passed_to_torch(self.as_dict(), Target.TRANSFER)
