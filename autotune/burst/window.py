@@ -69,10 +69,9 @@ def next_mark(marks: list[Mark], t: float, samples: int, backlog: int | None,
               waited: float | None) -> Mark:
     """The mark after `marks`' last. A pull that found finished batches waiting did not wait for
     the loader: its time is the hand-over (receiving the batch from a worker, on a busy machine
-    behind the workers for a core: 0.2-3 ms a batch of 16 small items on 2 CPUs), the loop's own
-    work, which no loader makes faster. Counted as waiting, it made a 20 ms step that runs at
-    715 samples/s in a plain training loop read 782 while the buffer filled, and storage-bound
-    pools' bursts 5-9% above their steady rate."""
+    behind the workers for a core), the loop's own work, which no loader makes faster. Counted
+    as waiting, it would read a filling buffer as a faster loader than a plain training loop
+    sustains (results/bench/hand-over)."""
     last = marks[-1] if marks else None
     starved = None
     if last is not None and last.starved is not None and waited is not None and last.waited is not None:

@@ -142,9 +142,9 @@ def window_rate(steps: list[Step]) -> tuple[float, float]:
     was read at both ends, over the span from its first hand-out to its last, by the bursts' rule
     (burst/window.py): the lower of what the loader produced (batches taken plus the backlog's
     change) and what the step could take (batches over the time it did not wait for a batch not
-    yet made). A window that drains the buffer a switch's new workers filled is no longer read as
-    their rate: on an H100, 9 workers' windows read 1,412 samples/s that way and ran at 1,200.
-    Elsewhere, batches over the window's step time."""
+    yet made). A window that drains the buffer a switch's new workers filled is then not read as
+    their rate, which it overstates (results/gpu/). Elsewhere, batches over the window's step
+    time."""
     first, last = steps[0].backlog, steps[-1].backlog
     if first is None or last is None or len(steps) < 2:
         span = max(sum(s.step_s or 0.0 for s in steps), 1e-12)

@@ -219,9 +219,8 @@ class HillClimb(ClimbPlan):
 
     def _bound_reached(self) -> bool:
         """The share bound, where the run's length is unknown. A known run is bounded by what
-        exploring can still gain in its steps left (_repays): on a 160-step run, 10% of the run
-        was less than the first pool's start-up, and exploring stopped on 6 workers while the
-        loop still waited 64% of its time."""
+        exploring can still gain in its steps left (_repays): on a short run a share of it can be
+        less than one pool's start-up, and would stop exploring while the loop still waits."""
         if not self.best.mean or self.settings.total_steps is not None:
             return False
         best_step_s = 1 / self.best.mean

@@ -126,8 +126,8 @@ class Choice:
     def record_noise_cv(self) -> float | None:
         """The noise the record plans for: the wider of the pooled noise and the chosen
         configuration's own spread over its re-measurements. A pooled figure cannot see one
-        configuration that scatters more than the rest: deep-storage's `w11 pf2` bursts scatter
-        6%, and a record planned at the pooled 1.5% took one burst and read 8.3% low."""
+        configuration that scatters more than the rest, and a record planned at it takes too few
+        bursts (results/bench/deep-storage-noise)."""
         return measured_cv(self.chosen.unbiased, self.noise_cv)
 
     @property
@@ -151,8 +151,8 @@ def record_bursts(trials: list[TrialRecord], config: LoaderConfig) -> list[Trial
 def choose(candidates: list[Candidate]) -> Choice | None:
     remeasured = [c for c in candidates if c.n >= 2]
     # One re-measured configuration alone is no contest: where the budget ended after a single
-    # re-measurement, it would win by default against faster or cheaper ones measured once (a
-    # 7-worker pool on 2 CPUs chosen that way verified 19% below its one re-measurement).
+    # re-measurement, it would win by default against faster or cheaper ones measured once, on
+    # one lucky burst.
     pool = remeasured if len(remeasured) >= 2 else candidates
     if not pool:
         return None

@@ -241,8 +241,8 @@ def confirm(runner: TrialRunner, space: SearchSpace) -> None:
 def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: int) -> bool:
     """Round-robin until each has `measurements`; False when time or a signal cut it short. The
     first round (MEASUREMENTS) keeps back the first record burst only: the choice must rest on two
-    measurements of each contender (with four record bursts kept back on a 25 s budget at 3.6%
-    noise, it rested on one). The tie rounds keep back as many as the noise calls for
+    measurements of each contender (keeping back every record burst the noise calls for can leave
+    it resting on one on a short budget). The tie rounds keep back as many as the noise calls for
     (_record_bursts)."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):
