@@ -55,7 +55,8 @@ def over_budget_error(result: TuneResult) -> WorkloadError | None:
 
 
 def _check_budgets(opts: TuneOptions) -> None:
-    """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything runs."""
+    """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything
+    runs."""
     if opts.budget_s < opts.burst.min_seconds:
         raise OptionsError(f"--budget {opts.budget_s:g} s cannot fit even one burst: its measuring"
                            f" window alone takes at least {opts.burst.min_seconds:g} s")

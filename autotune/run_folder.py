@@ -37,7 +37,8 @@ def existing_run_dir(path: Path) -> Path:
 
 def claim(opts: TuneOptions, workload_name: str | None) -> tuple[Path | None, TuneOptions]:
     """The folder this tuning writes to (None: it writes nothing), and the options with its study
-    storage: by default the folder's journal, so every trial is kept next to the report as it ends."""
+    storage: by default the folder's journal, so every trial is kept next to the report as it
+    ends."""
     run_dir: Path | None
     if opts.resume is not None:
         run_dir, opts = resume_target(opts.resume, opts)

@@ -94,7 +94,8 @@ def ranks_on_node(env: Mapping[str, str], explicit: int | None = None) -> tuple[
     if alloc is not None and alloc.tasks_on_node > 1:
         return alloc.tasks_on_node, alloc.tasks_source
     if alloc is not None and alloc.gpus_on_node is not None and alloc.gpus_on_node > 1:
-        # One task holding several GPUs usually spawns one rank per GPU itself (Lightning, mp.spawn).
+        # One task holding several GPUs usually spawns one rank per GPU itself (Lightning,
+        # mp.spawn).
         return alloc.gpus_on_node, "SLURM_GPUS_ON_NODE (one rank per GPU)"
     return 1, "one process"
 
@@ -104,7 +105,8 @@ def _index(value: str | None) -> int:
 
 
 def process_slot(env: Mapping[str, str]) -> int:
-    """This process's index among all processes of a job or array: distinct per array task and rank."""
+    """This process's index among all processes of a job or array: distinct per array task and
+    rank."""
     procs = positive_int(env.get("SLURM_NTASKS")) or positive_int(env.get("WORLD_SIZE")) or 1
     rank = _index(env.get("SLURM_PROCID") or env.get("RANK"))
     return _index(env.get("SLURM_ARRAY_TASK_ID")) * procs + rank

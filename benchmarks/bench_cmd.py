@@ -1,6 +1,7 @@
 """`autotune bench`: prove the tuner against an exhaustive grid, defaults and the usual heuristic;
 `autotune bench --accuracy`: burst rates against steady rates, configuration by configuration;
-`autotune bench --online`: autotune.DataLoader against defaults and the grid's best, trained alike."""
+`autotune bench --online`: autotune.DataLoader against defaults and the grid's best, trained
+alike."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`autotune bench --online`'s training: the plain loop of autotune.verify.steady, for a fixed number
-of steps, with the time of each step's end recorded."""
+"""`autotune bench --online`'s training: the plain loop of autotune.verify.steady, for a fixed
+number of steps, with the time of each step's end recorded."""
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ class BenchOptions(BaseModel):
     sbs_min_seconds: float = Field(1.0, gt=0)
     sbs_max_seconds: float = Field(4.0, gt=0)
 
-    # Recorded vs verified: each tuning's steady measurement, right after it (autotune.verify.steady).
+    # Recorded vs verified: each tuning's steady measurement, right after it
+    # (autotune.verify.steady).
     steady_seconds: float | None = Field(None, gt=0, description="each steady window (default 10 s, --quick 5 s)")
     steady_rounds: int | None = Field(None, ge=1, description="steady windows per tuning, right after it (default 2)")
     settle_s: float = Field(SETTLE_S, ge=0)
@@ -74,7 +75,8 @@ class BenchOptions(BaseModel):
 
 
 class AccuracyOptions(BaseModel):
-    """`autotune bench --accuracy`: burst rates against steady rates, configuration by configuration."""
+    """`autotune bench --accuracy`: burst rates against steady rates, configuration by
+    configuration."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -115,7 +117,8 @@ ONLINE_STEPS = 3000  # the issue's least training per way; fewer makes a smoke r
 
 
 class OnlineBenchOptions(BaseModel):
-    """`autotune bench --online`: defaults, autotune.DataLoader and the grid's best, trained alike."""
+    """`autotune bench --online`: defaults, autotune.DataLoader and the grid's best, trained
+    alike."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -169,7 +169,8 @@ class _TimedHostSampler(HostSampler):
 
 
 def sampler_cpu_ms_per_s(workload: Workload, config: LoaderConfig, seconds: float) -> float:
-    """Host sampler CPU per second, sampling this process and a live pool of the config's workers."""
+    """Host sampler CPU per second, sampling this process and a live pool of the config's
+    workers."""
     loader = workload.make_loader(config)
     batches = endless_batches(DeviceLoader(loader, torch.device("cpu")))
     try:

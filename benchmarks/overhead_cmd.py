@@ -33,7 +33,8 @@ def overhead(
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
     results_dir: Path = typer.Option(Path("results"), "--results-dir", help="writes <dir>/bench/overhead.{md,json}"),
 ) -> None:
-    """Run one configuration plain and with autotune's instrumentation, alternating on one loader."""
+    """Run one configuration plain and with autotune's instrumentation, alternating on one
+    loader."""
     config = LoaderConfig(num_workers=num_workers,
                           prefetch_factor=prefetch_factor if num_workers else None)
     problems = config.problems(cuda=False)

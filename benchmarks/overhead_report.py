@@ -55,8 +55,8 @@ def render_markdown(result: OverheadResult, command: str, provenance: dict[str, 
                   f" **{a.bound_pct:.2f}%** even if all of it delayed the step.", ""]
     lines += [f"Within the {budget} budget: **{'yes' if result.within_budget else 'no'}**.", ""]
     if STAGES in result.comparisons:
-        lines += [f"Per-stage timing inside the workers, side by side: **{result.overhead_pct(STAGES):+.2f}%**"
-                  " of the rate."]
+        lines += ["Per-stage timing inside the workers, side by side:"
+                  f" **{result.overhead_pct(STAGES):+.2f}%** of the rate."]
         c = result.stage_cost
         if c is not None:
             lines += [f"Accounted directly: {c.stages_per_item:.2f} timed stage calls per item x"

@@ -56,8 +56,9 @@ def _tunings(row: BenchRow) -> list[str]:
     for t in row.tunings:
         noise = "n/a" if t.noise_pct is None else f"{t.noise_pct:.1f}%"
         stated = "" if t.recorded_error_pct is None else f" (±{t.recorded_error_pct:.1f}%)"
+        rounds = ", ".join(f"{r:.0f}" for r in t.verified_rounds)
         verified = ("n/a" if t.verified_samples_per_s is None else
-                    f"{t.verified_samples_per_s:.1f} ({', '.join(f'{r:.0f}' for r in t.verified_rounds)})")
+                    f"{t.verified_samples_per_s:.1f} ({rounds})")
         lines.append(f"| {t.seed} | {t.tuned} | {t.tune_s:.1f}s | {t.trials} ({t.pruned}) +"
                      f" {t.remeasured} | {noise} | {t.stop} | {t.side_by_side_samples_per_s:.1f} |"
                      f" {t.tuned_vs_grid:.3f} | {t.recorded_samples_per_s:.1f}{stated} | {verified} |"

@@ -80,7 +80,8 @@ def bench_workload(bw: BenchWorkload, opts: BenchOptions, log: Log) -> BenchRow:
         log(f"[{bw.key}] tuning, seed {seed} (budget {opts.budget_s:.0f}s) ...")
         result = _tune(workload, opts, seed=seed, ram_budget_mib=ram_budget)
         log(f"[{bw.key}] tuned (seed {seed}): {result.config.label()} in {result.elapsed_s:.1f}s"
-            f" ({result.stop_reason}); recorded {result.recipe.measured.samples_per_s:.1f} samples/s")
+            f" ({result.stop_reason}); recorded"
+            f" {result.recipe.measured.samples_per_s:.1f} samples/s")
         tunings.append((seed, result))
         verified[seed] = verify_tuning(workload, seed, result, opts, log, bw.key)
     device = tunings[0][1].device

@@ -56,7 +56,8 @@ RAW_WRITER = """
     for i in range({per_writer}):
         trial = study.ask()
         config = LoaderConfig(num_workers=me * 1000 + i)
-        record(trial, TrialRecord(i, config, TrialStatus.FAILED, error=f"writer {{me}} trial {{i}}"))
+        record(trial, TrialRecord(i, config, TrialStatus.FAILED,
+                                  error=f"writer {{me}} trial {{i}}"))
         study.tell(trial, float(me * 1000 + i))
 """
 

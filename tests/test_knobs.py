@@ -1,4 +1,5 @@
-"""The knob registry drives the configuration, the space, the recipe, the report and the cost order."""
+"""The knob registry drives the configuration, the space, the recipe, the report and the cost
+order."""
 
 import typing
 from dataclasses import fields

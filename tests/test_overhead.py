@@ -1,4 +1,5 @@
-"""`autotune overhead`: plain against instrumented on one loader, plus the directly accounted cost."""
+"""`autotune overhead`: plain against instrumented on one loader, plus the directly accounted
+cost."""
 
 import json
 

@@ -83,8 +83,8 @@ class _Channel:
         dist.init_process_group(backend, init_method=rendezvous, rank=rank, world_size=world,
                                 timeout=COLLECTIVE_TIMEOUT, **extra)
         # Every rank joins the group, so it is never torch's NON_GROUP_MEMBER marker.
-        self.control: dist.ProcessGroup | None = (
-            None if backend == "gloo" else dist.new_group(backend="gloo"))  # type: ignore[assignment]
+        group = None if backend == "gloo" else dist.new_group(backend="gloo")
+        self.control: dist.ProcessGroup | None = group  # type: ignore[assignment]
 
     def send(self, request: _Request | None) -> _Request | None:
         box = [request]

@@ -147,7 +147,8 @@ def tune(
                                 " burst of the tuned configuration, within the budget"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
-    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe.
+    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a
+    recipe.
 
     Ctrl-C or SIGTERM ends the current burst and writes the report of what was measured; continue
     with the same command plus --resume RUN_DIR."""

@@ -3,8 +3,8 @@
 A configuration is measured in pieces: bursts offline, windows of the loop's steps online. Its
 rate is their samples over their time together (`pooled_rate`). A plain mean of the pieces'
 rates weighs a fast piece's few seconds as much as a slow one's many, which biases it upwards
-wherever the pieces' lengths vary with their speed. The noise is the pooled relative spread of one piece
-(`pooled_cv`), and two means are told apart beyond Z standard errors of their difference
+wherever the pieces' lengths vary with their speed. The noise is the pooled relative spread of one
+piece (`pooled_cv`), and two means are told apart beyond Z standard errors of their difference
 (`tolerance`)."""
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ def growth_stop(ev: Evidence, top: int) -> str | None:
                 f" {fallen[more]:.0f} against {ev.rate:.0f} samples/s)")
     if ev.wait_share is None or ev.wait_share < WAITS_SHARE:
         waits = "n/a" if ev.wait_share is None else f"{100 * ev.wait_share:.0f}%"
-        return f"the best ({ev.label}) waits for data {waits} of the step: more workers cannot raise it"
+        return (f"the best ({ev.label}) waits for data {waits} of the step:"
+                " more workers cannot raise it")
     if ev.computes is not None and not still_rising(ev):
         return ev.computes
     return None

@@ -22,12 +22,12 @@ Verdicts are search/choose.py's statistics over windows of the loop's own steps 
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
 (two standard errors of the difference, at least 1%), tied once the band is down to 2%; after the
 most windows an unresolved candidate is judged by its mean, tied within 2% (as choose.py does where
-the budget ends first). Exploring stops when the plan is done (the choice is then sound by the measured
-noise), at the end of the epoch that completes the horizon (the first epoch, or as many as make
-up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
+the budget ends first). Exploring stops when the plan is done (the choice is then sound by the
+measured noise), at the end of the epoch that completes the horizon (the first epoch, or as many as
+make up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
 lost against the best configuration measured so far reaches a share of the horizon's time at that
-best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and
-the prediction needs it) but in the reported cost.
+best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
+prediction needs it) but in the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a

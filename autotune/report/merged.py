@@ -1,4 +1,5 @@
-"""The merged report of a shared study or a sweep: one table over every point, one recipe per point."""
+"""The merged report of a shared study or a sweep: one table over every point, one recipe per
+point."""
 
 from __future__ import annotations
 

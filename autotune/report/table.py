@@ -83,7 +83,8 @@ _STATUS_FIT = 20  # the status width columns are dropped for; a longer one is cu
 
 
 def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
-    """`extra` columns (e.g. the sweep point and node of a merged study) right after the trial number."""
+    """`extra` columns (e.g. the sweep point and node of a merged study) right after the trial
+    number."""
     return (columns[0], *extra, *columns[1:])
 
 

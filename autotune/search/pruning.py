@@ -57,7 +57,8 @@ CEILING_MARGIN = 1.1
 def reach_margin(noise_cv: float | None) -> float:
     """How far below the best finished trial a window may end and still be worth finishing: the
     choice's tie band for two single bursts at `noise_cv`, never below TARGET. Until anything was
-    measured twice the noise is unknown, and FALLEN, one burst's noise on a busy machine, stands in."""
+    measured twice the noise is unknown, and FALLEN, one burst's noise on a busy machine, stands
+    in."""
     return FALLEN if noise_cv is None else max(TARGET, tolerance(noise_cv, 1, 1))
 
 

@@ -44,7 +44,8 @@ from autotune.workload.device import device_for
 
 class Tuner:
     """One tuning of `workload`. The sampler and the pruner default to a seeded TPE sampler and
-    BehindBestPruner; `ranks` and `marks` go to every burst, `on_trial` gets each trial's progress."""
+    BehindBestPruner; `ranks` and `marks` go to every burst, `on_trial` gets each trial's
+    progress."""
 
     def __init__(self, workload: Workload, options: TuneOptions,
                  on_trial: Callable[[TuningProgress], None] | None = None, ranks: RankGroup | None = None,

@@ -1,4 +1,5 @@
-"""Throughput against num_workers, one line per prefetch_factor: where adding workers stops paying."""
+"""Throughput against num_workers, one line per prefetch_factor: where adding workers stops
+paying."""
 
 from __future__ import annotations
 
