@@ -71,7 +71,7 @@ def _load(rel: str) -> tuple[Source, Any]:
 def _stamped(source: Source, body: str) -> list[str]:
     lines = [source.stamp(), ""]
     if source.historical:
-        lines += [f'!!! note "Historical record"', f"    {source.historical}", ""]
+        lines += ['!!! note "Historical record"', f"    {source.historical}", ""]
     return lines + [body, ""]
 
 
