@@ -55,7 +55,8 @@ def over_budget_error(result: TuneResult) -> WorkloadError | None:
 
 
 def _check_budgets(opts: TuneOptions) -> None:
-    """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything runs."""
+    """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything
+    runs."""
     if opts.budget_s < opts.burst.min_seconds:
         raise OptionsError(f"--budget {opts.budget_s:g} s cannot fit even one burst: its measuring"
                            f" window alone takes at least {opts.burst.min_seconds:g} s")
@@ -102,7 +103,9 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
         try:
             tuner = Tuner(workload, opts, on_trial, marks=nvtx_phases(nvtx) if nvtx is not None else None,
                           stop=stop)
-            with RankGroup(ranks, workload_factory, tuner.device) if ranks > 1 else nullcontext() as helpers, \
+            group = (RankGroup(ranks, workload_factory, tuner.device)
+                     if ranks > 1 and workload_factory is not None else nullcontext())
+            with group as helpers, \
                     fetch_ranges(nvtx) if nvtx is not None else nullcontext():
                 tuner.ranks = helpers
                 result = tuner.run()

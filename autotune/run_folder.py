@@ -20,7 +20,7 @@ from autotune.errors import OptionsError
 from autotune.run_paths import check_writable, new_run_dir
 from autotune.search.options import TuneOptions
 from autotune.search.study import make_storage
-from autotune.search.trial_runner import tell
+from autotune.search.trial_runner import abandon
 
 STUDY_FILE = "study.journal"
 
@@ -37,7 +37,9 @@ def existing_run_dir(path: Path) -> Path:
 
 def claim(opts: TuneOptions, workload_name: str | None) -> tuple[Path | None, TuneOptions]:
     """The folder this tuning writes to (None: it writes nothing), and the options with its study
-    storage: by default the folder's journal, so every trial is kept next to the report as it ends."""
+    storage: by default the folder's journal, so every trial is kept next to the report as it
+    ends."""
+    run_dir: Path | None
     if opts.resume is not None:
         run_dir, opts = resume_target(opts.resume, opts)
     else:
@@ -79,4 +81,4 @@ def fail_abandoned(storage: str, study_name: str) -> None:
     as neither measured nor claimed and is measured again."""
     study = optuna.load_study(study_name=study_name, storage=make_storage(storage))
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-        tell(study, trial.number)
+        abandon(study, trial.number)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import socket
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple
+from typing import Mapping
 
 ALLOCATION_VARIABLES = ("SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",
                         "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE")
@@ -37,7 +37,8 @@ def _tasks_per_node(text: str | None, node_index: int) -> int | None:
     return counts[node_index] if 0 <= node_index < len(counts) else None
 
 
-class TaskCpus(NamedTuple):
+@dataclass(frozen=True)
+class TaskCpus:
     count: int
     variable: str
     text: str
@@ -93,7 +94,8 @@ def ranks_on_node(env: Mapping[str, str], explicit: int | None = None) -> tuple[
     if alloc is not None and alloc.tasks_on_node > 1:
         return alloc.tasks_on_node, alloc.tasks_source
     if alloc is not None and alloc.gpus_on_node is not None and alloc.gpus_on_node > 1:
-        # One task holding several GPUs usually spawns one rank per GPU itself (Lightning, mp.spawn).
+        # One task holding several GPUs usually spawns one rank per GPU itself (Lightning,
+        # mp.spawn).
         return alloc.gpus_on_node, "SLURM_GPUS_ON_NODE (one rank per GPU)"
     return 1, "one process"
 
@@ -103,7 +105,8 @@ def _index(value: str | None) -> int:
 
 
 def process_slot(env: Mapping[str, str]) -> int:
-    """This process's index among all processes of a job or array: distinct per array task and rank."""
+    """This process's index among all processes of a job or array: distinct per array task and
+    rank."""
     procs = positive_int(env.get("SLURM_NTASKS")) or positive_int(env.get("WORLD_SIZE")) or 1
     rank = _index(env.get("SLURM_PROCID") or env.get("RANK"))
     return _index(env.get("SLURM_ARRAY_TASK_ID")) * procs + rank

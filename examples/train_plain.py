@@ -22,7 +22,8 @@ from torch.utils.data import DataLoader, Dataset
 
 
 class NoisyImages(Dataset):
-    """`length` 3x64x64 images made per item (a blur of noise: CPU work like a decode), 10 classes."""
+    """`length` 3x64x64 images made per item (a blur of noise: CPU work like a decode), 10
+    classes."""
 
     def __init__(self, length: int = 4096):
         self.length = length
@@ -60,8 +61,8 @@ def main() -> None:
             loss.backward()
             optimizer.step()
             seen += len(labels)
-        print(f"epoch {epoch}: {seen / (time.perf_counter() - t0):.1f} samples/s, loss {loss.item():.3f}",
-              flush=True)
+        rate = seen / (time.perf_counter() - t0)
+        print(f"epoch {epoch}: {rate:.1f} samples/s, loss {loss.item():.3f}", flush=True)
 
 
 if __name__ == "__main__":

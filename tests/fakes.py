@@ -1,4 +1,5 @@
-"""Fakes at the boundaries the CPU cannot reach: burst results with GPU-only evidence, an NVTX module."""
+"""Fakes at the boundaries the CPU cannot reach: burst results with GPU-only evidence, an NVTX
+module."""
 
 from __future__ import annotations
 

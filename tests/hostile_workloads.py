@@ -148,7 +148,8 @@ class Sized(Items):
 
 def factory(make_dataset: Callable[[], Dataset], name: str, *, step_s: float = STEP_S,
             batch_size: int = BATCH) -> Callable[[], Workload]:
-    """A workload factory, as a `FILE.py:factory` spec names it: each call builds a fresh dataset."""
+    """A workload factory, as a `FILE.py:factory` spec names it: each call builds a fresh
+    dataset."""
 
     def make() -> Workload:
         return Workload(make_dataset(), batch_size, SleepStep(step_s), shuffle=False, name=name,

@@ -7,13 +7,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from autotune.bench import workloads
-from autotune.bench.model import BenchReport
-from autotune.bench.options import BenchOptions
-from autotune.bench.row import shown_seconds
-from autotune.bench.run import run_bench
-from autotune.bench.targets import beyond_cores_faster, evaluate
-from autotune.bench.write import write_report
+from benchmarks import workloads
+from benchmarks.model import BenchReport
+from benchmarks.options import BenchOptions
+from benchmarks.row import shown_seconds
+from benchmarks.run import run_bench
+from benchmarks.targets import beyond_cores_faster, evaluate
+from benchmarks.write import write_report
 from autotune.cli.app import app
 
 TINY = workloads.BenchWorkload("tiny", "sim:cpu_ms=0.5,io_ms=1,step_ms=10,batch=8,length=2048",

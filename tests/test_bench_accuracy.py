@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from autotune.bench import accuracy, workloads
-from autotune.bench.accuracy import accuracy_row, parse_config
-from autotune.bench.model import AccuracyReport
-from autotune.bench.options import AccuracyOptions
-from autotune.bench.write import write_accuracy
+from benchmarks import accuracy, workloads
+from benchmarks.accuracy import accuracy_row, parse_config
+from benchmarks.model import AccuracyReport
+from benchmarks.options import AccuracyOptions
+from benchmarks.write import write_accuracy
 from autotune.cli.app import app
 from autotune.burst.runner import BurstSettings
 from autotune.errors import OptionsError

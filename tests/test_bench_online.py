@@ -9,15 +9,15 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from autotune.bench import workloads
-from autotune.bench.online_figures import StepTimes, Way, order, round_figures
-from autotune.bench.online_grid import Ideal, file_best, read_grid_file
-from autotune.bench.online_model import OnlineReport
-from autotune.bench.online_row import online_round, online_row
-from autotune.bench.online_run import run_online
-from autotune.bench.options import OnlineBenchOptions
-from autotune.bench.render_online import online_markdown, online_table
-from autotune.bench.write import write_online
+from benchmarks import workloads
+from benchmarks.online_figures import StepTimes, Way, order, round_figures
+from benchmarks.online_grid import Ideal, file_best, read_grid_file
+from benchmarks.online_model import OnlineReport
+from benchmarks.online_row import online_round, online_row
+from benchmarks.online_run import run_online
+from benchmarks.options import OnlineBenchOptions
+from benchmarks.render_online import online_markdown, online_table
+from benchmarks.write import write_online
 from autotune.cli.app import app
 from autotune.errors import OptionsError
 from autotune.online.session import TunerState
@@ -199,7 +199,7 @@ def test_online_bench_on_a_tiny_workload(tmp_path, monkeypatch):
 
 def test_the_three_ways_share_the_ideals_training_loop(monkeypatch):
     """The ways differ in the loader alone: the loop's transfer knobs are the ideal's in each."""
-    from autotune.bench import online_run
+    from benchmarks import online_run
 
     seen = []
 
@@ -220,7 +220,7 @@ def test_the_three_ways_share_the_ideals_training_loop(monkeypatch):
 
 def test_no_defaults_leaves_way_a_out_of_every_round(monkeypatch, tmp_path):
     """(a) trains for (b)/(a) alone; --no-defaults runs (b) and (c), in the round's order."""
-    from autotune.bench import online_run
+    from benchmarks import online_run
 
     monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
     trained: list[Way] = []

@@ -7,11 +7,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from autotune.bench.online_figures import StepTimes, Way, round_figures
-from autotune.bench.online_ranks import rank_candidates, train_ranks
-from autotune.bench.online_row import tuner_round
-from autotune.bench.options import OnlineBenchOptions
-from autotune.bench.render_online import _chosen
+from benchmarks.online_figures import StepTimes, Way, round_figures
+from benchmarks.online_ranks import rank_candidates, train_ranks
+from benchmarks.online_row import tuner_round
+from benchmarks.options import OnlineBenchOptions
+from benchmarks.render_online import _chosen
 from autotune.cli.app import app
 from autotune.online.options import OnlineOptions
 from autotune.space.config import LoaderConfig
@@ -85,7 +85,7 @@ def _start_method_in_a_rank(rank: int, out: str) -> None:
     """A rank's set-up up to its process group, then the start method its loaders would use."""
     import multiprocessing
 
-    from autotune.bench import online_ranks
+    from benchmarks import online_ranks
 
     online_ranks.dist.init_process_group = _no_group  # this spawned process only
     with pytest.raises(_NoGroup):

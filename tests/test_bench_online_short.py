@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import torch
 
-from autotune.bench import online_run, online_short, workloads
-from autotune.bench.online_figures import StepTimes, Way
-from autotune.bench.online_grid import Ideal
-from autotune.bench.options import OnlineBenchOptions
+from benchmarks import online_run, online_short, workloads
+from benchmarks.online_figures import StepTimes, Way
+from benchmarks.online_grid import Ideal
+from benchmarks.options import OnlineBenchOptions
 from autotune.online import registry
 from autotune.online.registry import Choice
 from autotune.space.config import LoaderConfig

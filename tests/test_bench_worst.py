@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autotune.bench.targets import evaluate
-from autotune.bench.worst import TuningFigures, spread, worst_of
+from benchmarks.targets import evaluate
+from benchmarks.worst import TuningFigures, spread, worst_of
 from autotune.space.config import LoaderConfig
 
 W2, W3, W4 = (LoaderConfig(num_workers=n, prefetch_factor=2) for n in (2, 3, 4))

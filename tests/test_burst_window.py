@@ -10,7 +10,7 @@ RULES = dict(min_steps=4, min_seconds=0.1, tolerance=0.10)
 def marks(step_s: list[float], backlogs: list[int | None], batch: int = 16) -> list[Mark]:
     """One mark per step: `step_s[i]` seconds after the previous, backlog as given."""
     out = [Mark(0.0, 0, backlogs[0])]
-    for dt, level in zip(step_s, backlogs[1:]):
+    for dt, level in zip(step_s, backlogs[1:], strict=True):
         out.append(Mark(out[-1].t + dt, out[-1].samples + batch, level))
     return out
 
@@ -60,7 +60,7 @@ def test_halves_that_disagree_are_not_steady():
 def waited(window: list[Mark], per_step: list[float]) -> list[Mark]:
     """The same marks with the loop's cumulative wait: `per_step[i]` seconds in step i."""
     total, out = 0.0, [Mark(window[0].t, 0, window[0].backlog, 0.0)]
-    for mark, wait in zip(window[1:], per_step):
+    for mark, wait in zip(window[1:], per_step, strict=True):
         total += wait
         out.append(Mark(mark.t, mark.samples, mark.backlog, total))
     return out
@@ -86,7 +86,7 @@ def pulled(step_s: list[float], wait_s: list[float], backlogs: list[int | None])
     """Marks as the burst runner makes them (next_mark): step i took step_s[i], wait_s[i] of it
     inside the pull; backlogs[i] is read after step i (backlogs[0] at the window's start)."""
     out = [next_mark([], 0.0, 0, backlogs[0], 0.0)]
-    for dt, wait, level in zip(step_s, wait_s, backlogs[1:]):
+    for dt, wait, level in zip(step_s, wait_s, backlogs[1:], strict=True):
         last = out[-1]
         out.append(next_mark(out, last.t + dt, last.samples + 16, level, last.waited + wait))
     return out

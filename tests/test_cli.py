@@ -77,7 +77,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
         pytest.skip("a GPU is present")
     result = _tune(tmp_path, *args)
     assert result.exit_code == 2
-    lines = [l for l in result.output.splitlines() if l.startswith("error:")]
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and message in " ".join(result.output.split()), result.output
 
 

@@ -1,4 +1,5 @@
-"""The CPU budget of one rank, derived from affinity, Slurm's allocation and the ranks on the node."""
+"""The CPU budget of one rank, derived from affinity, Slurm's allocation and the ranks on the
+node."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""--ranks-per-node K on CPU: K ranks (torch.distributed, gloo) load at once; the slowest one scores."""
+"""--ranks-per-node K on CPU: K ranks (torch.distributed, gloo) load at once; the slowest one
+scores."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def start_together(tmp_path: Path, code: str, count: int, env: dict[str, str] | 
              for i in range(count)]
     go.write_text("")
     outputs = [p.communicate(timeout=240) for p in procs]
-    for p, (out, err) in zip(procs, outputs):
+    for p, (_out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-2000:]
     return [out for out, _ in outputs]
 
@@ -56,7 +56,8 @@ RAW_WRITER = """
     for i in range({per_writer}):
         trial = study.ask()
         config = LoaderConfig(num_workers=me * 1000 + i)
-        record(trial, TrialRecord(i, config, TrialStatus.FAILED, error=f"writer {{me}} trial {{i}}"))
+        record(trial, TrialRecord(i, config, TrialStatus.FAILED,
+                                  error=f"writer {{me}} trial {{i}}"))
         study.tell(trial, float(me * 1000 + i))
 """
 

@@ -4,7 +4,6 @@ recipe and online-options field, and the README keeps its promises (the two quic
 CI runs, and a results table generated from the committed results)."""
 
 import importlib.util
-import re
 import subprocess
 import sys
 from pathlib import Path

@@ -74,7 +74,9 @@ def _sections(tab) -> dict[str, str]:
     return dict(tab.evaluate("""() => {
         const out = []; let cur = null;
         for (const el of document.querySelector('article').children) {
-            if (el.tagName === 'H2') { cur = [el.textContent.replace('¶', '').trim(), '']; out.push(cur); }
+            if (el.tagName === 'H2') {
+                cur = [el.textContent.replace('¶', '').trim(), '']; out.push(cur);
+            }
             else if (cur) { cur[1] += el.innerText + '\\n'; }
         }
         return out;

@@ -285,7 +285,7 @@ def test_the_report_shows_both_ways_and_the_receive_cost():
 
 
 def test_the_bench_runs_an_in_memory_workload():
-    from autotune.bench.workloads import select
+    from benchmarks.workloads import select
 
     bench = next(w for w in select(None, quick=False) if w.key == "in-memory")
     workload = load_workload(bench.spec)

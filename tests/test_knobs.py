@@ -1,5 +1,7 @@
-"""The knob registry drives the configuration, the space, the recipe, the report and the cost order."""
+"""The knob registry drives the configuration, the space, the recipe, the report and the cost
+order."""
 
+import typing
 from dataclasses import fields
 
 import optuna
@@ -24,6 +26,12 @@ def test_every_derived_form_has_every_knob_in_registry_order():
     schema = recipe_schema()["$defs"]
     assert set(schema["DataLoaderArgs"]["properties"]) | set(schema["TransferArgs"]["properties"]) \
         == set(names)
+
+
+def test_the_configuration_declares_each_knob_with_its_type_and_default():
+    hints = typing.get_type_hints(LoaderConfig)
+    assert [(f.name, hints[f.name], f.default) for f in fields(LoaderConfig)] \
+        == [(k.name, k.annotation, k.default) for k in KNOBS]
 
 
 def test_dataloader_arguments_are_accepted_by_torch_at_every_grid_point():

@@ -1,11 +1,13 @@
 """The architecture, checked: each package imports only from its own layer or those below it, and
 no module imports itself back through others. Imports inside functions count too: a lazy import
-upwards is the same dependency, only hidden."""
+upwards is the same dependency, only hidden. The benchmark harness, `benchmarks/` beside the
+package, sits above all of it: the installed package never imports it."""
 
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "autotune"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("autotune", "benchmarks")
 
 # Low to high. A package (or top-level module) may import from its own layer and lower ones.
 LAYERS = (
@@ -23,42 +25,52 @@ LAYERS = (
     ("verify",),
     ("api", "run_folder"),
     ("online",),
-    ("bench",),
     ("cli", "__main__"),
+    ("benchmarks",),  # not installed; autotune.cli.lab loads its commands by path in a clone
 )
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _imports() -> dict[str, set[str]]:
-    """autotune module -> the autotune modules it imports (a `from pkg import sub` names sub)."""
-    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    """module -> the modules of autotune and benchmarks it imports (a `from pkg import sub` names
+    sub)."""
+    modules = {_module_name(p): p for package in PACKAGES for p in (REPO / package).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("autotune"):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGES):
                 for alias in node.names:  # a submodule, or a name defined in the module itself
                     sub = f"{node.module}.{alias.name}"
                     found.add(sub if sub in modules else node.module)
             elif isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name.startswith("autotune."))
+                found.update(a.name for a in node.names if a.name.startswith(PACKAGES))
         graph[name] = {m for m in found if m in modules and m != name}
     return graph
 
 
 def _unit(module: str) -> str:
     parts = module.split(".")
+    if parts[0] == "benchmarks":
+        return "benchmarks"
     return parts[1] if len(parts) > 1 else "autotune"
 
 
 def test_every_package_has_a_layer():
     units = {_unit(m) for m in _imports()} - {"autotune"}
     assert units <= set(LAYER_OF), f"give these a layer in LAYERS: {sorted(units - set(LAYER_OF))}"
+
+
+def test_the_package_never_imports_the_benchmarks():
+    named = sorted(f"{module} -> {target}" for module, targets in _imports().items()
+                   for target in targets
+                   if module.startswith("autotune") and target.startswith("benchmarks"))
+    assert named == []
 
 
 def test_packages_import_only_their_own_layer_or_lower():

@@ -30,7 +30,8 @@ def test_remaining_weighs_the_wait_it_could_save_against_two_start_ups():
 
 
 def test_a_best_that_hardly_waits_is_credited_the_least_resolved_difference():
-    # A fed best's candidates (fewer workers, pin_memory) may still pay on a long run, not a short one.
+    # A fed best's candidates (fewer workers, pin_memory) may still pay on a long run, not a short
+    # one.
     assert Remaining(100_000, 100).repays(30, 0.020, 0.0, startup_s=0.3)
     assert not Remaining(200, 100).repays(30, 0.020, 0.0, startup_s=0.3)
 

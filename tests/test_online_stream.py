@@ -55,7 +55,7 @@ def test_switching_keeps_torch_batches_and_rng(case):
     expected, expected_rng = _epochs(lambda: DataLoader(**kwargs_of()))
     got, got_rng = _epochs(_online(kwargs_of))
     assert got == expected
-    assert all(torch.equal(a, b) for a, b in zip(got_rng, expected_rng))
+    assert all(torch.equal(a, b) for a, b in zip(got_rng, expected_rng, strict=True))
     for epoch in got:  # every sample exactly once (drop_last: the dropped tail never)
         flat = [i for batch in epoch for i in (batch if isinstance(batch, list) else [batch])]
         assert len(flat) == len(set(flat))

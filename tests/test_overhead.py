@@ -1,4 +1,5 @@
-"""`autotune overhead`: plain against instrumented on one loader, plus the directly accounted cost."""
+"""`autotune overhead`: plain against instrumented on one loader, plus the directly accounted
+cost."""
 
 import json
 
@@ -6,9 +7,9 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from autotune.bench.overhead import autotune_hooks, compare, measure_overhead
-from autotune.bench.overhead_report import write_report
-from autotune.bench.overhead_result import AUTOTUNE, CONTROL, PROFILER, STAGES, AccountedCost, StageCost
+from benchmarks.overhead import autotune_hooks, compare, measure_overhead
+from benchmarks.overhead_report import write_report
+from benchmarks.overhead_result import AUTOTUNE, CONTROL, PROFILER, STAGES, AccountedCost, StageCost
 from autotune.cli.app import app
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
@@ -67,7 +68,7 @@ def test_overhead_command_writes_results_bench(tmp_path):
 
 
 def test_budget_is_judged_by_the_accounted_cost_when_the_machine_is_noisy():
-    from autotune.bench.overhead_result import Comparison, OverheadResult
+    from benchmarks.overhead_result import Comparison, OverheadResult
 
     result = OverheadResult("w", W1, "cpu", 0.5)
     result.comparisons[CONTROL] = Comparison([(100.0, 80.0), (100.0, 120.0), (100.0, 100.0)])

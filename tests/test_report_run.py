@@ -55,7 +55,7 @@ def test_every_measured_trial_has_a_verdict_in_the_tables(run):
         rows = list(csv.DictReader(handle))
     assert {"data_wait_pct", "copy_pct", "compute_pct", "other_pct", "bottleneck"} <= set(rows[0])
     assert [int(r["trial"]) for r in rows] == [t.number for t in run.trials]
-    for row, trial in zip(rows, run.trials):
+    for row, trial in zip(rows, run.trials, strict=True):
         if trial.ok:
             assert row["bottleneck"] in ("input", "transfer", "device", "host")
         else:  # pruned or skipped: no full window was measured, so no verdict is invented

@@ -41,7 +41,7 @@ def test_at_80_columns_every_label_and_status_word_stays_on_one_line():
     assert max(len(line) for line in lines) <= 80
     body = [line for line in lines if line.startswith("│")]
     assert len(body) == len(ROWS)  # one line per trial: nothing wrapped onto a second line
-    for line, label, row in zip(body, LABELS, ROWS):
+    for line, label, row in zip(body, LABELS, ROWS, strict=True):
         cells = [c.strip() for c in line.strip("│").split("│")]
         assert label in cells  # the configuration whole, in its own cell
         status = cells[-1]

@@ -146,9 +146,11 @@ def test_dataloader_timeout_guards_bursts_off_the_main_thread():
 
 @pytest.mark.parametrize("message, expected", [
     ("DataLoader worker (pid 4242) is killed by signal: Killed. ",
-     "DataLoader worker (pid 4242) was killed by signal: SIGKILL, as the OOM killer sends: out of memory?"),
-    ("DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's"
-     " workers are out of shared memory. Please try to raise your shared memory limit.",
+     "DataLoader worker (pid 4242) was killed by signal: SIGKILL, as the OOM killer sends:"
+     " out of memory?"),
+    ("DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that"
+     " dataloader's workers are out of shared memory. Please try to raise your shared memory"
+     " limit.",
      f"DataLoader worker (pid 4242) was killed by signal: {SHM_HINT}"),
     ("DataLoader worker (pid(s) 4242, 4243) exited unexpectedly",
      "DataLoader worker (pid 4242, 4243) exited unexpectedly (killed, e.g. out of memory?)"),

@@ -85,7 +85,8 @@ def test_the_margin_is_the_choices_tie_band_for_two_single_bursts():
 
 def test_a_burst_within_the_noise_of_one_lucky_best_is_not_cut():
     # deep-storage, seed 2 (results/bench/deep-storage-noise): the best was one search burst
-    # (664.1) and the deep pool read 619.6 after 2.6 s of a 3 s window; 2% cut it, the noise does not.
+    # (664.1) and the deep pool read 619.6 after 2.6 s of a 3 s window; 2% cut it, the noise does
+    # not.
     best, rate, ceiling = 664.1, 619.6, 16 / 0.022  # its device ceiling: 16 samples per 22 ms step
     assert Reach(ceiling, 3.0, TARGET).out_of_reach(2.6, rate, best)
     _hook_against(best, Reach(ceiling, 3.0, reach_margin(None)))(2.6, rate)

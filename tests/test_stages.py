@@ -126,7 +126,8 @@ def _plan():
     return plan
 
 
-# 100 items: decode 0.6 s wall (0.5 s CPU), Normalize 0.2 s, __getitem__ 0.9 s in all, collate 0.1 s.
+# 100 items: decode 0.6 s wall (0.5 s CPU), Normalize 0.2 s, __getitem__ 0.9 s in all, collate 0.1
+# s.
 TOTALS = {LOAD: [100, 0.6, 0.5], "Normalize": [100, 0.2, 0.2], GETITEM: [100, 0.9, 0.75],
           COLLATE: [13, 0.1, 0.05]}
 

@@ -120,7 +120,8 @@ def test_side_stream_prefetch_on_a_real_gpu():
 
 
 def test_wrapped_loader_passes_sampler_dataset_batch_size_and_len_through():
-    """A drop-in: under DistributedSampler, `recipe.wrap(loader).sampler.set_epoch(e)` reshuffles."""
+    """A drop-in: under DistributedSampler, `recipe.wrap(loader).sampler.set_epoch(e)`
+    reshuffles."""
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
     from autotune.recipe.model import Recipe

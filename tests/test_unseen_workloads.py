@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from autotune.bench.workloads import BENCH_WORKLOADS
+from benchmarks.workloads import BENCH_WORKLOADS
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, SimulatedDataset
 from autotune.workload.spec import load_workload

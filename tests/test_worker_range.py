@@ -5,8 +5,8 @@ the rate still rises there, as far as memory allows, and says why it stopped whe
 from __future__ import annotations
 
 import autotune.search.guard as guard_module
-from autotune.bench.grid import coverage, grid_configs
-from autotune.bench.workloads import BENCH_WORKLOADS
+from benchmarks.grid import coverage, grid_configs
+from benchmarks.workloads import BENCH_WORKLOADS
 from autotune.diagnosis import Context
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe

@@ -1,11 +1,11 @@
 """How many batches the workers have finished that the training loop has not taken yet.
 
 A window's consumed samples are biased by the change of this backlog across it: a window that
-starts on ready batches and ends on an empty buffer counts work done before it began. On 2 CPUs
-with 8 workers the backlog swings by 20-30 batches in a few seconds, because torch hands batches
-out in order: a worker starved of CPU holds up the head of the queue while the others finish theirs
-(measured: 0.5 s windows of w8 pf8 read 0.6x to 3.6x the 20 s rate). Reading the backlog at both
-ends turns consumed samples into produced ones.
+starts on ready batches and ends on an empty buffer counts work done before it began. With more
+workers than CPUs the backlog swings by tens of batches within seconds, because torch hands batches
+out in order: a worker starved of CPU holds up the head of the queue while the others finish
+theirs, so a short window's consumed rate can sit far on either side of the steady rate. Reading
+the backlog at both ends turns consumed samples into produced ones.
 
 The count comes from torch's private `_MultiProcessingDataLoaderIter` state: batches received out
 of order and stored (`_task_info` entries holding data), plus those still queued (`_data_queue`,

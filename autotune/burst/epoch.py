@@ -71,9 +71,10 @@ def steady_rate(window_rate: float, window_s: float, boundaries: int, cost_s: fl
 
 def epoch_rate(steady_samples_per_s: float, length: EpochLength, cost_s: float) -> float:
     """Samples/s over whole epochs: the steady rate with one restart per epoch."""
-    if not length.known or steady_samples_per_s <= 0 or cost_s <= 0:
+    samples = length.samples if length.known else None
+    if samples is None or steady_samples_per_s <= 0 or cost_s <= 0:
         return steady_samples_per_s
-    return length.samples / (length.samples / steady_samples_per_s + cost_s)
+    return samples / (samples / steady_samples_per_s + cost_s)
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ def whole_epoch_cost(whole: WholeEpochs, length: EpochLength) -> EpochCost:
     that, with that cost once an epoch, gives the measured rate."""
     cost = max(0.0, whole.boundary_step_s - whole.step_s)
     steady = whole.samples_per_s
-    if length.known and steady > 0 and length.samples / steady > cost:
-        steady = length.samples / (length.samples / steady - cost)
+    samples = length.samples if length.known else None
+    if samples is not None and steady > 0 and samples / steady > cost:
+        steady = samples / (samples / steady - cost)
     return EpochCost(steady, whole.samples_per_s, whole.boundary_step_s, cost, length)
 
 

@@ -4,9 +4,7 @@ A pool gets no new work for an epoch's last `depth` batches (workers x prefetch_
 buffer drains to empty at every epoch end, and after iter() idle workers refill it in a convoy.
 The window's rate is production (window.py: consumed plus the backlog's change), so a window
 ending in that tail reads the drain as a slow loader, and one crossing the refill reads its
-convoy as a fast one. On held-out (150-step epochs, w7 pf2 persist, a plain loop traced in
-results/bench/epoch-bias/marks.out) spans ending at the epoch's end read 1679-1729 samples/s,
-spans ending before its tail 1764-1815.
+convoy as a fast one (spans ending in the tail read low: results/bench/epoch-bias).
 
 So the window lies in an epoch's middle and ends before its tail; the boundary's cost is added
 after (epoch.py). An epoch too short for that is measured whole instead: from the end of one

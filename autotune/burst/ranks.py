@@ -82,7 +82,9 @@ class _Channel:
         extra: dict[str, Any] = {"device_id": device} if backend == "nccl" else {}
         dist.init_process_group(backend, init_method=rendezvous, rank=rank, world_size=world,
                                 timeout=COLLECTIVE_TIMEOUT, **extra)
-        self.control = None if backend == "gloo" else dist.new_group(backend="gloo")
+        # Every rank joins the group, so it is never torch's NON_GROUP_MEMBER marker.
+        group = None if backend == "gloo" else dist.new_group(backend="gloo")
+        self.control: dist.ProcessGroup | None = group  # type: ignore[assignment]
 
     def send(self, request: _Request | None) -> _Request | None:
         box = [request]

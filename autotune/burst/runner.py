@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import torch
 
@@ -79,11 +79,12 @@ class Epochs:
         self.epochs = 0
         self.position = -1  # of the last batch handed out, within its epoch
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Generator[Any, None, None]:
         while True:
             self.epochs += 1
             empty = True
-            for self.position, batch in enumerate(self.feed):
+            for position, batch in enumerate(self.feed):
+                self.position = position
                 empty = False
                 yield batch
             if empty:
@@ -91,7 +92,7 @@ class Epochs:
                                     " batch")
 
 
-def endless_batches(feed: Iterable[Any]) -> Iterator[Any]:
+def endless_batches(feed: Iterable[Any]) -> Generator[Any, None, None]:
     return iter(Epochs(feed))
 
 
@@ -122,8 +123,11 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
                 with time_limit(settings.time_limit_s):
                     length = epoch_length(loader, workload.batch_size)
                     place = EpochPlace(length.batches, config.prefetch_depth)
-                    result, whole = _measure(workload, config, batches,
-                                             lambda: ready_batches(feed.iterator), clock, phase,
+                    # `feed` bound as a default: the finally below deletes the name.
+                    def ready(feed: DeviceLoader = feed) -> int | None:
+                        return ready_batches(feed.iterator)
+
+                    result, whole = _measure(workload, config, batches, ready, clock, phase,
                                              settings, usable_cpus, gpu_sampler, on_progress,
                                              samplers, t_begin, epochs, place)
                     if whole is not None:

@@ -42,7 +42,8 @@ class Mark:
 def span_rate(marks: list[Mark], lo: int, hi: int) -> float:
     """Samples/s sustained between marks lo and hi: the lower of production and capacity."""
     a, b = marks[lo], marks[hi]
-    consumed = produced = b.samples - a.samples
+    consumed = b.samples - a.samples
+    produced: float = consumed
     span = max(b.t - a.t, 1e-12)
     if a.backlog is not None and b.backlog is not None and hi > lo:
         produced += (b.backlog - a.backlog) * consumed / (hi - lo)  # batches at this span's mean size
@@ -68,10 +69,9 @@ def next_mark(marks: list[Mark], t: float, samples: int, backlog: int | None,
               waited: float | None) -> Mark:
     """The mark after `marks`' last. A pull that found finished batches waiting did not wait for
     the loader: its time is the hand-over (receiving the batch from a worker, on a busy machine
-    behind the workers for a core: 0.2-3 ms a batch of 16 small items on 2 CPUs), the loop's own
-    work, which no loader makes faster. Counted as waiting, it made a 20 ms step that runs at
-    715 samples/s in a plain training loop read 782 while the buffer filled, and storage-bound
-    pools' bursts 5-9% above their steady rate."""
+    behind the workers for a core), the loop's own work, which no loader makes faster. Counted
+    as waiting, it would read a filling buffer as a faster loader than a plain training loop
+    sustains (results/bench/hand-over)."""
     last = marks[-1] if marks else None
     starved = None
     if last is not None and last.starved is not None and waited is not None and last.waited is not None:

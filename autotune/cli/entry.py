@@ -1,6 +1,6 @@
 """The `autotune` console command. `autotune run` takes a path of its own: the user's script
 starts before anything heavy is imported here (the whole application imports torch and optuna,
-3 s on the bench machine, paid before a short training could even start)."""
+seconds that a short training would otherwise wait for)."""
 
 from __future__ import annotations
 

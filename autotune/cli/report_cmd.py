@@ -1,4 +1,5 @@
-"""`autotune report --study NAME --storage URL`: merge a shared study (or a sweep) into recipes and a table."""
+"""`autotune report --study NAME --storage URL`: merge a shared study (or a sweep) into recipes and
+a table."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the recipes and the table"
                                        " (default: results/studies/STUDY)"),
 ) -> None:
-    """Merge every process's trials of a study, or of each point of a sweep, into recipes and one table."""
+    """Merge every process's trials of a study, or of each point of a sweep, into recipes and one
+    table."""
     reports = merge(storage, study)
     out_dir = out or Path("results") / "studies" / slug(study)
     files = write_merged(reports, out_dir, f"autotune: study {study}")
@@ -28,7 +30,7 @@ def report(
                                 extra=extra_columns(reports), width=console.width))
     for rep in reports:
         name = rep.point or study
-        if rep.recipe is None:
+        if rep.recipe is None or rep.best is None:
             first = rep.baseline.error if rep.baseline is not None else "no trial recorded"
             console.print(f"{name}: every configuration failed ({first})", highlight=False)
             continue

@@ -1,4 +1,5 @@
-"""`autotune slurm WORKLOAD... --array N`: write (and submit) a Slurm array whose tasks share one study."""
+"""`autotune slurm WORKLOAD... --array N`: write (and submit) a Slurm array whose tasks share one
+study."""
 
 from __future__ import annotations
 

@@ -60,8 +60,8 @@ def _show(result: TuneResult, out: Path | None) -> None:
         console.print(f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
                       f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
                       f" {result.best.config.label()}; {m.trials} trials +"
-                      f" {m.model_extra.get('remeasured', 0)} re-measurements +"
-                      f" {m.model_extra.get('recorded', 0)} record in"
+                      f" {(m.model_extra or {}).get('remeasured', 0)} re-measurements +"
+                      f" {(m.model_extra or {}).get('recorded', 0)} record in"
                       f" {result.elapsed_s:.0f}s{_warmup_note(m)} (search stopped:"
                       f" {result.stop_reason or 'n/a'})")
         if m.device_ceiling_samples_per_s is not None:
@@ -147,7 +147,8 @@ def tune(
                                 " burst of the tuned configuration, within the budget"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
-    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a recipe.
+    """Measure short training bursts of WORKLOAD over the loader settings; write the best as a
+    recipe.
 
     Ctrl-C or SIGTERM ends the current burst and writes the report of what was measured; continue
     with the same command plus --resume RUN_DIR."""

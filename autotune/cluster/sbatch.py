@@ -50,13 +50,13 @@ def parse_sweep(text: str) -> tuple[str, list[str]]:
 
 def sweep_points(workloads: list[str], sweeps: list[str]) -> list[SweepPoint]:
     """The grid: every workload crossed with every sweep value; labels name what varies."""
-    axes = [[(f"workload={w}", (w,)) for w in workloads]]
+    axes: list[list[tuple[str, tuple[str, ...]]]] = [[(f"workload={w}", (w,)) for w in workloads]]
     for text in sweeps:
         key, values = parse_sweep(text)
         axes.append([(f"{key}={v}", (option_flag(key), v)) for v in values])
     points = []
     for combo in itertools.product(*axes):
-        varying = [label for (label, _), axis in zip(combo, axes) if len(axis) > 1]
+        varying = [label for (label, _), axis in zip(combo, axes, strict=True) if len(axis) > 1]
         args = tuple(arg for _, part in combo for arg in part)
         points.append(SweepPoint(",".join(varying) or None, args))
     return points

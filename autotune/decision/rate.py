@@ -2,9 +2,9 @@
 
 A configuration is measured in pieces: bursts offline, windows of the loop's steps online. Its
 rate is their samples over their time together (`pooled_rate`). A plain mean of the pieces'
-rates weighs a fast piece's few seconds as much as a slow one's many: on noisy online windows it
-read 4-8% off a long run's rate. The noise is the pooled relative spread of one piece
-(`pooled_cv`), and two means are told apart beyond Z standard errors of their difference
+rates weighs a fast piece's few seconds as much as a slow one's many, which biases it upwards
+wherever the pieces' lengths vary with their speed. The noise is the pooled relative spread of one
+piece (`pooled_cv`), and two means are told apart beyond Z standard errors of their difference
 (`tolerance`)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def pooled_rate(rates: Sequence[float], spans: Sequence[float]) -> float:
     total = sum(spans)
     if total <= 0:
         return statistics.fmean(rates) if rates else 0.0
-    return sum(r * s for r, s in zip(rates, spans)) / total
+    return sum(r * s for r, s in zip(rates, spans, strict=True)) / total
 
 
 def pooled_cv(groups: Sequence[Sequence[float]]) -> float | None:
@@ -46,8 +46,8 @@ def measured_cv(rates: Sequence[float], noise_cv: float | None) -> float | None:
 
 def error_pct(rates: Sequence[float], noise_cv: float | None) -> float | None:
     """Z standard errors of the mean of `rates`, in % of it: the figure's error from burst noise.
-    The machine's drift between minutes comes on top (in-memory: outside it in 2 of 3 tunings,
-    results/bench/stated-error). None where the noise is unknown."""
+    It assumes independent bursts: the machine's drift between minutes comes on top
+    (results/bench/stated-error). None where the noise is unknown."""
     cv = measured_cv(rates, noise_cv)
     return None if cv is None or not rates else 100 * Z * cv / math.sqrt(len(rates))
 

@@ -30,7 +30,7 @@ MATTERS_SHARE = 0.02
 HARD_LIMIT = 64
 GROWTH = 1.5  # the next top, as a multiple of the current one
 TOP_SHARE = 0.25  # the best within this top share of the range counts as at the top
-# A rate this far from another is beyond one measurement's noise on a busy 2-CPU machine (up to
-# ~5%): a larger pool this much below the best says the rate has peaked; the best this much above
+# A rate this far from another is beyond one measurement's noise on a busy small machine: a larger
+# pool this much below the best says the rate has peaked; the best this much above
 # the previous top's says it was still rising there.
 FALLEN = 0.05

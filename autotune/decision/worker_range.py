@@ -2,17 +2,15 @@
 (search/search_range.py) and the online climb's (online/plan.py).
 
 It starts at 4 workers per usable CPU (space.py), or at a start the user gave above that. Workers
-that wait on storage sleep, so a storage-bound loader can gain from more than that: on the
-bench's deep-storage workload (2 CPUs) the grid's best has 14 workers. The range goes past its
-top
+that wait on storage sleep, so a storage-bound loader can gain from more than that (the bench's
+deep-storage workload, results/bench). The range goes past its top
   - to the count a prediction asks for (`admit`), where the prediction says the workers would
     wait rather than compute;
   - by half (GROWTH, `grow`) where the evidence says more workers still pay (`growth_stop`):
     the best sits at the top, no larger pool measured clearly below it, the step still waits on
     the loader, and either the workers wait rather than compute, or the rate was still rising at
     the top beyond the noise (a CPU share read on a small machine does not outweigh a measured
-    gain: with one item in 40 waiting 60 ms on storage, 12 workers showed 87% of 2 CPUs busy,
-    and 12 still beat 8);
+    gain: workers that mostly compute can still gain where some items wait on storage);
 within the limit (max_workers where given, else HARD_LIMIT) and while the larger pool fits in
 memory (the caller's `Fits`). `stop` records why it ended where it did, for the recipe.
 """
@@ -68,7 +66,8 @@ def growth_stop(ev: Evidence, top: int) -> str | None:
                 f" {fallen[more]:.0f} against {ev.rate:.0f} samples/s)")
     if ev.wait_share is None or ev.wait_share < WAITS_SHARE:
         waits = "n/a" if ev.wait_share is None else f"{100 * ev.wait_share:.0f}%"
-        return f"the best ({ev.label}) waits for data {waits} of the step: more workers cannot raise it"
+        return (f"the best ({ev.label}) waits for data {waits} of the step:"
+                " more workers cannot raise it")
     if ev.computes is not None and not still_rising(ev):
         return ev.computes
     return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from autotune.decision.thresholds import WAITS_SHARE
 from autotune.diagnosis.effects import (describe_effect, fewest_workers_within, knob_effect,
                                         mean_rate_by_workers, workers_measured_faster)
@@ -33,7 +35,7 @@ def _cpu_use(e: Evidence) -> str:
     return own
 
 
-def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
+def _scaling(trials: Sequence[MeasuredConfig], workers: int) -> str:
     """'2 workers 480/s, 4 workers 490/s' around the tuned worker count (each its fastest
     configuration's mean)."""
     rates = mean_rate_by_workers(trials)
@@ -41,7 +43,7 @@ def _scaling(trials: list[MeasuredConfig], workers: int) -> str:
     return ", ".join(f"{w} workers {rates[w]:.0f}/s" for w in sorted(near))
 
 
-def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
+def _input(e: Evidence, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:
     w, cpus = e.num_workers, e.usable_cpus
     if w == 0:
         if workers_measured_faster(trials, SAME_RATE) is False:
@@ -67,7 +69,7 @@ def _input(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[
             f" (measured: {_scaling(trials, w)}); read from local disk or a cache"]
 
 
-def _device(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
+def _device(e: Evidence, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:
     input_gain = ("a faster input pipeline will not raise throughput"
                   if e.split.wait_pct < NEGLIGIBLE_WAIT_PCT
                   else f"a faster input pipeline could gain at most that {e.split.wait_pct:.0f}%")
@@ -81,7 +83,7 @@ def _device(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list
     return out
 
 
-def _transfer(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
+def _transfer(e: Evidence, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:
     # Pinned memory is not assumed to help (pin + non_blocking can be slower): cite the trials.
     measured = "; ".join(describe_effect(knob_effect(trials, k), k)
                          for k in ("pin_memory", "non_blocking", "side_stream_prefetch"))
@@ -90,7 +92,7 @@ def _transfer(e: Evidence, trials: list[MeasuredConfig], context: Context) -> li
             f"measured: {measured}"]
 
 
-def _host(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[str]:
+def _host(e: Evidence, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:
     return [f"the host spends {e.split.other_pct:.0f}% of the step outside data wait and device work"
             " (Python, kernel launches, per-step syncs): a larger batch spreads that cost over more"
             " samples; CUDA graphs or torch.compile(mode='reduce-overhead') cut launch overhead;"
@@ -100,7 +102,7 @@ def _host(e: Evidence, trials: list[MeasuredConfig], context: Context) -> list[s
 RULES = {"input": _input, "device": _device, "transfer": _transfer, "host": _host}
 
 
-def recommend(verdict: Verdict, trials: list[MeasuredConfig], context: Context) -> list[str]:
+def recommend(verdict: Verdict, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:
     e = verdict.evidence
     faster = workers_measured_faster(trials, SAME_RATE)
     return [*RULES[verdict.bottleneck](e, trials, context),

@@ -4,7 +4,7 @@ configuration) the recommendations."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from autotune.burst.result import BurstResult
 from autotune.diagnosis.advice import recommend
@@ -43,7 +43,7 @@ def diagnose(result: BurstResult, context: Context) -> Diagnosis:
     return Diagnosis(decide(gather(result, context)))
 
 
-def explain(result: BurstResult, trials: list[MeasuredConfig], context: Context) -> Diagnosis:
+def explain(result: BurstResult, trials: Sequence[MeasuredConfig], context: Context) -> Diagnosis:
     """The verdict on one burst with recommendations drawn from all the trials."""
     verdict = decide(gather(result, context))
     return Diagnosis(verdict, recommend(verdict, trials, context) + epoch_advice(result, trials))

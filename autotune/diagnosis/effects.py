@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Sequence
 
 from autotune.decision.rate import pooled_rate
 from autotune.diagnosis.measured import MeasuredConfig
@@ -17,12 +18,12 @@ class KnobEffect:
     pairs: int
 
 
-def knob_effect(trials: list[MeasuredConfig], knob: str) -> KnobEffect | None:
+def knob_effect(trials: Sequence[MeasuredConfig], knob: str) -> KnobEffect | None:
     """Median on/off rate ratio over pairs of trials that differ in `knob` alone."""
     rates: dict[LoaderConfig, float] = {t.config: t.samples_per_s for t in trials
                                         if t.ok and t.samples_per_s}
     ratios = [rate / rates[off] for config, rate in rates.items() if getattr(config, knob)
-              for off in [replace(config, **{knob: False})] if off in rates]
+              for off in [config.with_knob(knob, False)] if off in rates]
     return KnobEffect(knob, statistics.median(ratios), len(ratios)) if ratios else None
 
 
@@ -34,23 +35,23 @@ def _best_by_workers(rates: list[tuple[LoaderConfig, float]]) -> dict[int, float
     return dict(sorted(best.items()))
 
 
-def best_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
+def best_rate_by_workers(trials: Sequence[MeasuredConfig]) -> dict[int, float]:
     """The fastest single burst at each worker count."""
     return _best_by_workers([(t.config, t.samples_per_s) for t in trials
                              if t.ok and t.samples_per_s is not None])
 
 
-def mean_rate_by_workers(trials: list[MeasuredConfig]) -> dict[int, float]:
+def mean_rate_by_workers(trials: Sequence[MeasuredConfig]) -> dict[int, float]:
     """At each worker count, the fastest configuration's mean over its measurements: a single
     burst is partly luck, and a re-measured configuration's best one the luckiest."""
     by_config: dict[LoaderConfig, list[tuple[float, float]]] = {}
     for t in trials:
         if t.ok and t.samples_per_s is not None:
             by_config.setdefault(t.config, []).append((t.samples_per_s, t.span_s or 0.0))
-    return _best_by_workers([(c, pooled_rate(*zip(*m))) for c, m in by_config.items()])
+    return _best_by_workers([(c, pooled_rate(*zip(*m, strict=True))) for c, m in by_config.items()])
 
 
-def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: float) -> int | None:
+def fewest_workers_within(trials: Sequence[MeasuredConfig], rate: float, tolerance: float) -> int | None:
     """The fewest workers measured within `tolerance` (a fraction) of `rate`."""
     for workers, best in best_rate_by_workers(trials).items():
         if best >= rate * (1 - tolerance):
@@ -58,7 +59,7 @@ def fewest_workers_within(trials: list[MeasuredConfig], rate: float, tolerance: 
     return None
 
 
-def workers_measured_faster(trials: list[MeasuredConfig], tolerance: float) -> bool | None:
+def workers_measured_faster(trials: Sequence[MeasuredConfig], tolerance: float) -> bool | None:
     """Whether some worker count's mean beat num_workers=0's by more than `tolerance` (a
     fraction), each at its fastest configuration; None where either was not measured."""
     means = mean_rate_by_workers(trials)

@@ -5,6 +5,8 @@ persistent_workers alone, from their measured rates over whole epochs."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from autotune.burst.result import BurstResult
 from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.diagnosis.effects import describe_effect, knob_effect
@@ -13,7 +15,7 @@ from autotune.diagnosis.measured import MeasuredConfig
 KNOB = "persistent_workers"
 
 
-def epoch_advice(result: BurstResult, trials: list[MeasuredConfig]) -> list[str]:
+def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
     """One line on epoch restarts for a configuration with workers; none without (no pool)."""
     if result.config.num_workers == 0:
         return []

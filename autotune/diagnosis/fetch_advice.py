@@ -28,7 +28,8 @@ def main_process_line(fetch: FetchProbe, scaling: str) -> str | None:
     what = ("the items come from memory" if fetch.in_memory
             else "a batch costs the training process less to fetch than to receive")
     line = (f"num_workers=0 because {what}: fetching a batch of {fetch.items} in the training"
-            f" process takes {ms_text(fetch.fetch_ms_per_batch)} ({ms_text(fetch.ms_per_item(used) or 0)}"
+            f" process takes {ms_text(fetch.fetch_ms_per_batch)}"
+            f" ({ms_text(fetch.ms_per_item(used) or 0)}"
             f" per item, on a CPU {on_cpu:.0f}% of it)")
     receive = fetch.receive_ms_per_batch
     if receive is not None:

@@ -80,9 +80,9 @@ class ClimbSettings:
 
     @property
     def warmup(self) -> int:
-        """The run's first steps, never measured: at most 1% of a known run. A 160-step run
-        would otherwise spend 5 of its steps, at the script's (often the slowest) configuration,
-        on measuring nothing."""
+        """The run's first steps, never measured: at most 1% of a known run, so that a short run
+        does not spend a real share of its steps, at the script's (often the slowest)
+        configuration, on measuring nothing."""
         if self.total_steps is None:
             return self.warmup_steps
         return min(self.warmup_steps, max(1, self.total_steps // 100))
@@ -90,9 +90,8 @@ class ClimbSettings:
     @property
     def least_window(self) -> int:
         """A window's least steps before the convoy rule (window) and `window_s`: at most
-        1% of a known run. At num_workers=0 (no convoy) a 200 ms step is a window: the script's
-        start is often the slowest configuration, and a 160-step run's 8-step window there cost
-        a tenth of the run."""
+        1% of a known run. At num_workers=0 (no convoy) one long step is a window: the script's
+        start is often the slowest configuration, where a short run cannot afford long windows."""
         if self.total_steps is None:
             return self.window_steps
         return max(1, min(self.window_steps, self.total_steps // 100))
@@ -101,11 +100,9 @@ class ClimbSettings:
     def whole_epochs(self) -> bool:
         """A pool's windows are whole epochs, boundaries included, where epochs are this short.
         A window inside a short epoch reads the buffer's drain at its tail and never the refill
-        at its start: on tiny-epochs (30-step epochs) it ranked w4 pf4 persist 7% above w4 pf2,
-        and w4 pf4 persist then ran 2-5% below w3 pf2 persist in plain loops, every epoch's
-        first batch taking 34-39 ms against a 12 ms step (results/bench/online-start). As a
-        burst does on an epoch too short for a window inside it (burst/epoch_window.py):
-        measured, no model."""
+        at its start, so it favours deep prefetching that the epoch's first batch then pays for
+        (results/bench/online-start). As a burst does on an epoch too short for a window inside
+        it (burst/epoch_window.py): measured, no model."""
         epoch = self.epoch_steps
         return (epoch is not None
                 and self.whole_epoch_candidates * (self.min_windows + 1) * epoch <= self.horizon_steps)
@@ -133,11 +130,10 @@ class ClimbSettings:
     def window(self, config: LoaderConfig) -> tuple[int, int | None]:
         """A window's least and most steps. At least as many as batches can be in flight: torch
         hands batches out in order, so a deep pool delivers in convoys about that long, and a
-        shorter window reads part of one (as bursts do, burst/window.py). On an H100, 8-step
-        windows of 14 workers read 0 to 1,980 samples/s around steady rates of 1,350-1,650, and
-        ranked pin_memory 5% below its absence where it was 22% ahead. At most what the epoch
-        leaves after the warm-up: on 128-step epochs, 16 workers at prefetch 8 (128 in flight)
-        were run for 399 steps and never read. In between, `window_s` decides. At num_workers=0
+        shorter window reads part of one (as bursts do, burst/window.py) and can rank two
+        configurations the wrong way round (results/gpu/2026-11-23-h100.md). At most what the
+        epoch leaves after the warm-up: a pool whose batches in flight fill an epoch would
+        otherwise run on and never be read. In between, `window_s` decides. At num_workers=0
         there is no convoy: SYNC_WINDOW_STEPS."""
         least = (min(self.least_window, SYNC_WINDOW_STEPS) if config.num_workers == 0
                  else max(self.least_window, config.prefetch_depth))
@@ -171,4 +167,4 @@ def normal(config: LoaderConfig) -> LoaderConfig:
 
 def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:
     """`config` with one knob changed, kept valid for torch."""
-    return normal(replace(config, **{name: value}))
+    return normal(config.with_knob(name, value))

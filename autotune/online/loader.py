@@ -51,7 +51,7 @@ def _running(name: str) -> property:
     return property(get, put, doc=f"`{name}` of the configuration running now.")
 
 
-class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
+class DataLoader(TORCH_DATALOADER):
     num_workers = _running("num_workers")
     prefetch_factor = _running("prefetch_factor")
     persistent_workers = _running("persistent_workers")
@@ -126,7 +126,7 @@ class DataLoader(TORCH_DATALOADER):  # type: ignore[misc, valid-type]
 
     # -- iteration -----------------------------------------------------------------------------
 
-    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Any]:
         s = self._session
         if isinstance(self.dataset, IterableDataset):
             return iter(s.inner_loader(s.policy.current, None))

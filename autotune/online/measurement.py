@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autotune.burst.window import next_mark, span_rate
+from autotune.burst.window import Mark, next_mark, span_rate
 from autotune.decision.rate import pooled_rate
 from autotune.decision.thresholds import WAITS_SHARE
 from autotune.online.meter import Step
@@ -142,14 +142,15 @@ def window_rate(steps: list[Step]) -> tuple[float, float]:
     was read at both ends, over the span from its first hand-out to its last, by the bursts' rule
     (burst/window.py): the lower of what the loader produced (batches taken plus the backlog's
     change) and what the step could take (batches over the time it did not wait for a batch not
-    yet made). A window that drains the buffer a switch's new workers filled is no longer read as
-    their rate: on an H100, 9 workers' windows read 1,412 samples/s that way and ran at 1,200.
-    Elsewhere, batches over the window's step time."""
+    yet made). A window that drains the buffer a switch's new workers filled is then not read as
+    their rate, which it overstates (results/gpu/). Elsewhere, batches over the window's step
+    time."""
     first, last = steps[0].backlog, steps[-1].backlog
     if first is None or last is None or len(steps) < 2:
         span = max(sum(s.step_s or 0.0 for s in steps), 1e-12)
         return len(steps) / span, span
-    marks, t, waited = [], 0.0, 0.0
+    marks: list[Mark] = []
+    t = waited = 0.0
     for i, s in enumerate(steps):
         if i:  # a step's wait lies inside its step time, which ends at its hand-out
             t += s.step_s or 0.0

@@ -24,7 +24,7 @@ def install() -> None:
     from autotune.online.loader import DataLoader
 
     for name in PATCHED_MODULES:
-        sys.modules[name].DataLoader = DataLoader
+        sys.modules[name].__dict__["DataLoader"] = DataLoader
 
 
 def uninstall() -> None:
@@ -33,7 +33,7 @@ def uninstall() -> None:
 
     for name in PATCHED_MODULES:
         if name in sys.modules:
-            sys.modules[name].DataLoader = TORCH_DATALOADER
+            sys.modules[name].__dict__["DataLoader"] = TORCH_DATALOADER
 
 
 def installed() -> bool:

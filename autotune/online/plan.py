@@ -56,9 +56,9 @@ class ClimbPlan:
         """The best with one knob changed. Where persistence is tuned, candidates keep their
         workers across an epoch's end (no effect inside an epoch): exploring over short epochs
         does not restart them, and the choice of persistence at the end switches nothing.
-        Where CUDA is used and pin_memory is tuned, candidates are pinned: on an H200 the
-        exploration bound ended the demo's climb before its pin step, and unpinned ran at 0.82
-        of pinned (results/gpu/2026-11-26-h200.md). The plan's pin step still measures the best
+        Where CUDA is used and pin_memory is tuned, candidates are pinned: the exploration bound
+        can end a climb before its pin step, and unpinned copies are slower on a GPU
+        (results/gpu/2026-11-26-h200.md). The plan's pin step still measures the best
         unpinned, and a tie goes to it, the cheaper."""
         config = with_value(self.best.config, name, value)
         if "persistent_workers" in self.tuned and config.num_workers > 0:

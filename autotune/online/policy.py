@@ -22,12 +22,12 @@ Verdicts are search/choose.py's statistics over windows of the loop's own steps 
 start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
 (two standard errors of the difference, at least 1%), tied once the band is down to 2%; after the
 most windows an unresolved candidate is judged by its mean, tied within 2% (as choose.py does where
-the budget ends first). Exploring stops when the plan is done (the choice is then sound by the measured
-noise), at the end of the epoch that completes the horizon (the first epoch, or as many as make
-up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
+the budget ends first). Exploring stops when the plan is done (the choice is then sound by the
+measured noise), at the end of the epoch that completes the horizon (the first epoch, or as many as
+make up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
 lost against the best configuration measured so far reaches a share of the horizon's time at that
-best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and
-the prediction needs it) but in the reported cost.
+best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
+prediction needs it) but in the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -219,9 +219,8 @@ class HillClimb(ClimbPlan):
 
     def _bound_reached(self) -> bool:
         """The share bound, where the run's length is unknown. A known run is bounded by what
-        exploring can still gain in its steps left (_repays): on a 160-step run, 10% of the run
-        was less than the first pool's start-up, and exploring stopped on 6 workers while the
-        loop still waited 64% of its time."""
+        exploring can still gain in its steps left (_repays): on a short run a share of it can be
+        less than one pool's start-up, and would stop exploring while the loop still waits."""
         if not self.best.mean or self.settings.total_steps is not None:
             return False
         best_step_s = 1 / self.best.mean

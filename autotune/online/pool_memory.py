@@ -1,10 +1,10 @@
 """The worker range's memory check online (decision/worker_range.py's `Fits`), and the RAM a
 configuration holds, for the cost order (decision/cost.py).
 
-A process's PSS costs the kernel a walk of its page tables: about 7 ms for each torch worker
-here, 50 ms for a pool of 5 read inside a step (one step in 16 of a short run's epoch, 45 ms
-slower). So the check reads one worker, the largest, and the cost order's reading of the whole
-pool runs on a thread of its own, off the loop."""
+A process's PSS costs the kernel a walk of its page tables, milliseconds per torch worker: read
+for a whole pool inside a step, it would slow that step visibly. So the check reads one worker,
+the largest, and the cost order's reading of the whole pool runs on a thread of its own, off the
+loop."""
 
 from __future__ import annotations
 

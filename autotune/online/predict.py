@@ -28,8 +28,8 @@ def _device(m: Measurement) -> DeviceProbe | None:
     """The step alone, as `m`'s steady steps ran it (their time outside `__next__`). After a
     fetch on torch's intra-op threads, those threads spin on into the step (OpenMP's wait policy),
     so the process's CPU there is not the step's: it is taken as one core, the thread that runs
-    the loop. On an H100 with 16 cores, such a fetch read 15 cores in a 1.5 ms step, which left
-    the prediction one free core and 3 workers where 15 ran 2.2x faster than none."""
+    the loop. Counted as the step's, the spinning would leave the prediction almost no free core
+    on a many-core machine, and too few workers (results/gpu/)."""
     work_s = m.steady_s - m.steady_wait_s
     if m.steady_steps == 0 or work_s <= 0:
         return None
@@ -44,8 +44,8 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     """One worker, as the main process's own fetch at num_workers=0 showed it. A worker runs its
     fetch on one thread (torch sets one intra-op thread in workers): where the main process's
     fetch ran on torch's threads, one worker takes its CPU time, an upper bound (their spinning is
-    in it). On an H100's 16 cores a fetch of torch ops took 14 ms at num_workers=0 (224 ms of CPU)
-    and about 95 ms in a worker: 2,065 samples/s without workers, 1,011 on 3."""
+    in it), since a fetch spread over many threads in the main process runs far slower on the
+    one thread of a worker."""
     wall_s = at_zero.steady_wait_s
     if at_zero.config.num_workers != 0 or at_zero.steady_steps == 0 or wall_s <= 0:
         return None

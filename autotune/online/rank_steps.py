@@ -25,7 +25,7 @@ class RankSteps:
         assert self.lockstep is not None and isinstance(self.policy, Follower)
         if not self.policy.exploring and not self.lockstep.queue:
             # Exploring is over: the leader announces only at an epoch's end, read when the next
-            # starts (epoch_starting). A store round trip every step cost short steps ~5%.
+            # starts (epoch_starting): a store round trip every step slows short steps.
             return None
         self.lockstep.poll()
         if step.step_s is not None and step.segment_step > self.config.prefetch_depth:

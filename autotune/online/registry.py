@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from types import FrameType
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,7 +121,7 @@ def call_site() -> CallSite:
     factory's own variable (timm's create_loader assigns `loader` for both) says less than its
     caller's (`loader_train`, `loader_eval`): the names up the stack are read, the telling one
     wins."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     where = None
     variables: list[str] = []
     roles: list[str] = []

@@ -103,7 +103,7 @@ def _lightning(owner: Any) -> RunLength | None:
 def _transformers(owner: Any) -> RunLength | None:
     if not _module(owner).startswith("transformers"):
         return None
-    args = getattr(owner, "args", None)
+    args: Any = getattr(owner, "args", None)  # TrainingArguments, read without importing them
     try:
         steps = _positive(args.max_steps)
         epochs = _positive(args.num_train_epochs)

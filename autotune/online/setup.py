@@ -124,7 +124,7 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
     length = given_length(opts.total_steps, opts.epochs) or found
     total = None if length is None else length.steps(epoch_steps)
     settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=cpus, cuda=loader.cuda(),
-                             total_steps=total, total_source=None if total is None else length.source,
+                             total_steps=total, total_source=None if total is None or length is None else length.source,
                              bound_share=opts.max_explore_share,
                              min_horizon_steps=opts.max_explore_steps,
                              max_workers=opts.max_workers,
@@ -184,6 +184,8 @@ def join_ranks(loader: Any, s: Session, found: RunLength | None = None) -> None:
     this loader may size its workers for are its share of its rank's share of the node, and so is
     the RAM its pool may grow into; one rank writes; with several ranks and their store, the ranks
     explore in lockstep. The climb is made again for them, and for the run's length `found`."""
+    if not isinstance(s.policy, HillClimb):  # only a climb is made again (epoch_starts checks)
+        return
     ranks = find()
     s.outbox.ranks = ranks.local_world
     if not ranks.writes:

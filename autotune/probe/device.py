@@ -16,8 +16,8 @@ from autotune.transfer.move import batch_samples, move_to_device
 from autotune.workload.base import Workload
 
 
-# A GPU's clocks and queues need longer than a CPU step to settle: on an H100, 0.3 s windows read
-# ResNet-50's step at 1,911-2,772 samples/s across runs, channels_last ahead or not.
+# A GPU's clocks and queues need longer than a CPU step to settle: windows of a fraction of a second
+# scatter too widely across runs to rank a knob such as channels_last (results/gpu/).
 CUDA_MIN_SECONDS = 1.0
 
 

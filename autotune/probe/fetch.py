@@ -28,20 +28,19 @@ from autotune.workload.base import Workload
 
 REPEATS = 3
 # A way that takes microseconds is repeated for at least MIN_PROBE_S: the fastest of many runs
-# misses the preemptions of a busy machine (0.05 s gave ms-per-item figures within 5% across runs
-# here). Repeats stop once a way has taken MAX_PROBE_S: a slow dataset gets one pass (a demo batch
-# of JPEGs, about 0.3 s).
+# misses the preemptions of a busy machine, which that long a sample takes in. Repeats stop once a
+# way has taken MAX_PROBE_S: a slow dataset (a batch of JPEGs) gets one pass.
 MIN_PROBE_S = 0.05
 MAX_PROBE_S = 0.25
 MAX_REPEATS = 200
 # Items fetched faster than this, on the CPU at least ON_CPU of the time, come from memory: what a
-# worker's hand-over of a batch costs the training process is of the same order (0.47 ms for 256
-# items of 32 features here, 1.8 us per item; more for larger items).
+# worker's hand-over of a batch costs the training process is of the same order (microseconds per
+# small item; more for larger items).
 IN_MEMORY_MS_PER_ITEM = 0.05
 ON_CPU = 0.8
 # A dataset without a batched way whose first item takes longer than this is not probed further
-# (a demo batch of JPEGs took 0.4 s of the budget to fetch once): receiving a batch from a worker
-# costs the training process well under a millisecond per item.
+# (a batch of such items takes a real share of the budget to fetch once): receiving a batch from a
+# worker costs the training process well under a millisecond per item.
 SLOW_ITEM_MS = 5.0
 # Per-item calls "dominate" a batch's fetch when the batched way saves at least this share.
 DOMINATES = 0.5
@@ -88,7 +87,7 @@ def same_batch(a: Any, b: Any) -> bool:
     xs, ys = leaves(a), leaves(b)
     if len(xs) != len(ys):
         return False
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
             if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)):
                 return False
@@ -192,8 +191,8 @@ def _slow_first_item(dataset: Any, index: int) -> bool:
 @contextmanager
 def one_thread() -> Iterator[None]:
     """torch's intra-op threads at one, as in a DataLoader worker (torch sets it there): a gather
-    split over two threads on a busy 2-CPU machine waited milliseconds for the second thread's
-    core (0.02-0.13 ms per item against 0.0005-0.001 on one thread), which is contention, not fetching."""
+    split over threads on a busy machine waits for the other threads' cores, which is contention,
+    not fetching."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -63,9 +63,9 @@ def loader_rate(workload: Workload, config: LoaderConfig, *, min_seconds: float,
 def _measure(batches: Iterator[Any], workload: Workload, config: LoaderConfig, min_seconds: float,
              min_batches: int, usable_cpus: int) -> LoaderProbe:
     next(batches)  # worker start-up
-    # Started before the drain: its first sample reads every process's PSS (60-170 ms measured on
-    # a busy 2-CPU machine), and workers producing meanwhile would give the window a head start
-    # (a 1-worker probe read 87.2 samples/s where its items allow at most 83.3).
+    # Started before the drain: its first sample reads every process's PSS (tens of milliseconds
+    # or more on a busy machine), and workers producing meanwhile would give the window a head
+    # start (a rate above what the items allow).
     host = HostSampler(usable_cpus)
     host.start()
     try:

@@ -36,7 +36,7 @@ def probe_loader(workload: Workload, workers: int, settings: BurstSettings,
 
 def _limited(limit_s: float | None, what: str, measure: Callable[[], T]) -> T:
     """One probe under its own time limit: a cold GPU's first steps (CUDA module loading, cuDNN
-    autotuning: 15-18 s for ResNet-50 on an H100) must not eat the limit of the probes after it."""
+    autotuning: seconds for a large model) must not eat the limit of the probes after it."""
     with time_limit(limit_s, what):
         return measure()
 

@@ -1,1 +1,2 @@
-"""Deeper-look exports: a torch.profiler trace of the tuned configuration and NVTX ranges for nsys."""
+"""Deeper-look exports: a torch.profiler trace of the tuned configuration and NVTX ranges for
+nsys."""

@@ -81,12 +81,12 @@ def fetch_ranges(nvtx: Any) -> Iterator[None]:
     """Wrap every DataLoader fetch and collate in NVTX ranges while the context is open."""
     originals = {cls: cls.__dict__["fetch"] for cls in FETCHERS}
     for cls, original in originals.items():
-        cls.fetch = _ranged_fetch(nvtx, original)
+        cls.fetch = _ranged_fetch(nvtx, original)  # type: ignore[method-assign]  # undone below
     try:
         yield
     finally:
         for cls, original in originals.items():
-            cls.fetch = original
+            cls.fetch = original  # type: ignore[method-assign]
 
 
 @dataclass(frozen=True)

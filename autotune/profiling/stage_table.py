@@ -29,7 +29,8 @@ class StageRow:
 
     @property
     def cpu_pct(self) -> float | None:
-        """How much of the stage's time is on a CPU: near 100 computes, far below waits (storage)."""
+        """How much of the stage's time is on a CPU: near 100 computes, far below waits
+        (storage)."""
         return 100 * self.cpu_ms_per_item / self.ms_per_item if self.ms_per_item > 0 else None
 
     @property

@@ -2,10 +2,10 @@
 
 The workload's dataset and collate_fn are wrapped, never changed: the dataset in a `TimedDataset`
 (its `__getitem__` as a whole), and where a common structure is recognised, shallow copies with
-their parts wrapped in `Timed`: a torchvision DatasetFolder's (ImageFolder's) loader (`load/decode`),
-any dataset's `transform` (each child of a `Compose` or `transforms.v2.Compose` on its own) and
-`target_transform`. Datasets that hold another under `.dataset` (Subset, a repeating wrapper) are
-looked through. A user's own Dataset gets `__getitem__` against collate at least.
+their parts wrapped in `Timed`: a torchvision DatasetFolder's (ImageFolder's) loader
+(`load/decode`), any dataset's `transform` (each child of a `Compose` or `transforms.v2.Compose` on
+its own) and `target_transform`. Datasets that hold another under `.dataset` (Subset, a repeating
+wrapper) are looked through. A user's own Dataset gets `__getitem__` against collate at least.
 
 Each process (the main one with num_workers=0, else every worker, forked, forkserver-started or
 spawned alike: the wrappers are module-level classes and pickle) adds per stage a count, wall and
@@ -54,7 +54,8 @@ class Stage:
 
 @dataclass
 class StagePlan:
-    """What was wrapped, in pipeline order: the stages inside __getitem__, then the two outer ones."""
+    """What was wrapped, in pipeline order: the stages inside __getitem__, then the two outer
+    ones."""
 
     inner: list[Stage] = field(default_factory=list)
     batched: bool = False  # the dataset has __getitems__: one call fetches a whole batch
@@ -161,7 +162,7 @@ def compose_types() -> tuple[type, ...]:
     return (transforms.Compose, v2.Compose)
 
 
-def _folder_type() -> type:
+def _folder_type() -> type[Any]:
     from torchvision.datasets import DatasetFolder
 
     return DatasetFolder
@@ -170,8 +171,9 @@ def _folder_type() -> type:
 def _timed_transform(transform: Callable, plan: StagePlan, directory: str) -> Any:
     """A copy of `transform` with each Compose child timed, or the transform timed as a whole."""
     if isinstance(transform, compose_types()):
-        timed = copy.copy(transform)  # the user's Compose keeps its own list
-        timed.transforms = [_timed_transform(child, plan, directory) for child in transform.transforms]
+        compose: Any = transform  # a Compose (torchvision has no type information)
+        timed = copy.copy(compose)  # the user's Compose keeps its own list
+        timed.transforms = [_timed_transform(child, plan, directory) for child in compose.transforms]
         return timed
     kind_name = type(transform).__name__
     return Timed(transform, plan.add(kind_name, StageKind.TRANSFORM, kind_name), directory)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 import torch
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_model, model_serializer,
@@ -26,7 +26,7 @@ from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.workload.loader_args import kept_arguments
 
-RECIPE_VERSION = 1
+RECIPE_VERSION: Final = 1
 
 
 def _fields(target: Target) -> dict[str, Any]:
@@ -39,7 +39,8 @@ class _LoaderArgsRules(_Strict):
     @model_validator(mode="after")
     def _valid_for_workers(self) -> "_LoaderArgsRules":
         need = [k for k in knobs_for(Target.DATALOADER) if Needs.WORKERS in k.needs]
-        if self.num_workers == 0 and any(getattr(self, k.name) != k.default for k in need):
+        workers: int = cast(Any, self).num_workers  # a field of the model made from the registry
+        if workers == 0 and any(getattr(self, k.name) != k.default for k in need):
             names = [k.name for k in need]
             listed = " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
             raise ValueError(f"{listed} need num_workers > 0")
@@ -216,8 +217,8 @@ class Recipe(_Strict):
                               serialize_by_alias=True)
 
     autotune_recipe: Literal[1] = RECIPE_VERSION
-    loader_args: DataLoaderArgs = Field(alias="dataloader")  # type: ignore[valid-type]
-    transfer: TransferArgs  # type: ignore[valid-type]
+    loader_args: DataLoaderArgs = Field(alias="dataloader")
+    transfer: TransferArgs
     measured: Measured
     workload: dict[str, Any]
     environment: dict[str, Any]

@@ -1,4 +1,5 @@
-"""The merged report of a shared study or a sweep: one table over every point, one recipe per point."""
+"""The merged report of a shared study or a sweep: one table over every point, one recipe per
+point."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def extra_columns(reports: list["StudyReport"]) -> tuple[str, ...]:
 def merged_rows(reports: list["StudyReport"]) -> list[dict[str, Any]]:
     out = []
     for report in reports:
-        for trial, row in zip(report.trials, table.rows(report.trials, report.best, report.baseline)):
+        for trial, row in zip(report.trials, table.rows(report.trials, report.best, report.baseline),
+                              strict=True):
             origin = trial.origin or {}
             row.update(point=report.point, node=origin.get("node"), gpu=origin.get("gpu"))
             out.append(row)

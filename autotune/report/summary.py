@@ -49,26 +49,26 @@ def _verdict_line(name: str, diagnosis: Diagnosis | None) -> str:
 
 
 def _top_trials(result: "TuneResult") -> str:
-    ranked = sorted((t for t in result.trials if t.ok), key=lambda t: t.samples_per_s, reverse=True)
+    ranked = sorted((t for t in result.trials if t.ok), key=lambda t: t.rate, reverse=True)
     lines = ["| # | config | samples/s | bottleneck |", "|---:|---|---:|---|"]
     for t in ranked[:TOP_TRIALS]:
         verdict = t.diagnosis.bottleneck if t.diagnosis else NA
-        lines.append(f"| {t.number} | `{t.config.label()}` | {t.samples_per_s:.1f} | {verdict} |")
+        lines.append(f"| {t.number} | `{t.config.label()}` | {t.rate:.1f} | {verdict} |")
     return "\n".join(lines)
 
 
 def stage_section(result: "TuneResult", rel: dict[str, str]) -> list[str]:
     """Where a worker's time goes: the stage table of the tuned configuration, and its picture."""
-    profile = result.stages
-    record = result.best.diagnosis.stages if result.best and result.best.diagnosis else None
-    if profile is None or profile.table is None or record is None:
+    profile, best = result.stages, result.best
+    record = best.diagnosis.stages if best and best.diagnosis else None
+    if profile is None or profile.table is None or record is None or best is None:
         why = ("no item was timed" if profile is not None else
                "not timed (`stages=False`, or the budget or a stop signal ended the tuning first)")
         return ["## Where the loader's time goes", "", f"Pipeline stages: {why}.", ""]
     t = profile.table
     cpus = record["usable_cpus"]
     lines = ["## Where the loader's time goes", "",
-             f"One {profile.duration_s:.1f} s burst of `{result.best.config.label()}` with each stage"
+             f"One {profile.duration_s:.1f} s burst of `{best.config.label()}` with each stage"
              f" timed inside the workers ({t.items} items in {t.processes} process"
              f"{'es' if t.processes != 1 else ''}; {profile.samples_per_s:.1f} samples/s while timed)."
              f" Recognised: `{t.structure}`. Shares are of a worker's busy time and add up to 100%.",
@@ -133,9 +133,9 @@ def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
                    " it side by side.")
     else:
         out.append("- no torch.profiler trace (add `--trace`)")
-    if result.nvtx is not None:
+    if result.nvtx is not None and result.best is not None:
         n = result.nvtx
-        step_ms = result.best.result.step_s * 1000
+        step_ms = result.best.burst.step_s * 1000
         main_pct = 100 * n.step_ranges * n.range_us / 1000 / step_ms
         out.append(f"- NVTX ranges were emitted during tuning (wait, copy, compute per step; fetch and"
                    f" collate per batch in the workers) for `nsys profile`. One range cost"
@@ -148,8 +148,11 @@ def _deeper_look(result: "TuneResult", run_dir: Path) -> list[str]:
 
 
 def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
-    m, env = result.recipe.measured, result.recipe.environment
-    best, baseline = result.best, result.baseline
+    recipe, best, baseline = result.recipe, result.best, result.baseline
+    if recipe is None or best is None or baseline is None or best.diagnosis is None:
+        raise ValueError("the report is of a tuning with a recipe, its judged best trial and the"
+                         " defaults' trial")
+    m, env = recipe.measured, recipe.environment
     rel = {k: p.relative_to(run_dir).as_posix() for k, p in plots.items()}
     lines = [f"# autotune report: {result.workload.name}", "",
              f"{time.strftime('%Y-%m-%d %H:%M')} · device `{result.device}` · {env['usable_cpus']}"
@@ -158,7 +161,7 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
              f"PyTorch defaults **{m.baseline_samples_per_s:.1f} samples/s** -> tuned"
              f" **{m.samples_per_s:.1f} samples/s** ({m.speedup:.2f}x) with `{best.config.label()}`."
              " Recipe: [recipe.json](recipe.json)."]
-    if m.target_rate_samples_per_s:
+    if m.target_rate_samples_per_s and m.samples_per_s is not None:
         share = 100 * m.samples_per_s / m.target_rate_samples_per_s
         lines += ["", f"What-if: the step was replaced by a simulated accelerator consuming"
                       f" {m.target_rate_samples_per_s:g} samples/s. This node's CPUs feed it"
@@ -178,15 +181,16 @@ def render(result: "TuneResult", run_dir: Path, plots: dict[str, Path]) -> str:
                   f" of its {m.measurements} measurements, the one closest to their mean"
                   f" ({best.samples_per_s:.1f} against {m.samples_per_s:.1f} samples/s, the"
                   " headline figure; no time was left to measure it again after the choice).", ""]
-    if m.tied_with:
-        lines += [m.tie_note(best.config.label()), ""]
+    tie = m.tie_note(best.config.label())
+    if tie is not None:
+        lines += [tie, ""]
     lines += [f"{note}\n" for note in (m.error_note(), m.epoch_note(), m.range_note())
               if note is not None]
     if m.not_searched:
         left = "; ".join(f"`{name}` ({why})" for name, why in m.not_searched.items())
         lines += [f"Left at PyTorch's defaults, not searched: {left}.", ""]
     lines += ["What to do:", ""]
-    lines += [f"- {text}" for text in (best.diagnosis.recommendations if best.diagnosis else [])]
+    lines += [f"- {text}" for text in best.diagnosis.recommendations]
     lines += ["", "## Pictures", "",
               f"![Where the step time goes: defaults against tuned]({rel['split']})", "",
               f"![Throughput against num_workers per prefetch_factor]({rel['workers']})", "",

@@ -83,7 +83,8 @@ _STATUS_FIT = 20  # the status width columns are dropped for; a longer one is cu
 
 
 def _with(columns: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
-    """`extra` columns (e.g. the sweep point and node of a merged study) right after the trial number."""
+    """`extra` columns (e.g. the sweep point and node of a merged study) right after the trial
+    number."""
     return (columns[0], *extra, *columns[1:])
 
 
@@ -130,7 +131,7 @@ def to_rich(table_rows: list[dict[str, Any]], title: str | None = None,
                          justify="left" if col in ("config", "bottleneck", "status", *extra) else "right",
                          no_wrap=True, overflow="ellipsis",
                          max_width=status_width if col == "status" else None)
-    for row, cells in zip(table_rows, _texts(table_rows, columns)):
+    for row, cells in zip(table_rows, _texts(table_rows, columns), strict=True):
         style = STATUS_STYLES.get(row["status"].split(":", 1)[0])
         table.add_row(*cells, style=style)
     return table

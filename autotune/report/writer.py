@@ -18,7 +18,11 @@ FAILURES_FILE = "failures.txt"
 
 
 def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
-    bars = [(f"{name}\n{t.config.label()}", split_step(t.result))
+    """The run folder's pictures, of a tuning that has a best trial (and so the defaults')."""
+    best, baseline = result.best, result.baseline
+    if best is None or baseline is None:
+        raise ValueError("plots are drawn for a tuning with a best trial")
+    bars = [(f"{name}\n{t.config.label()}", split_step(t.burst))
             for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best))
             if t is not None and t.ok]
     target = result.context.target_rate
@@ -26,11 +30,11 @@ def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
         if result.stages is not None and result.stages.table is not None else {}
     return {**stages,
         "split": plot_split(bars, plot_dir / "step_split.png"),
-        "workers": plot_workers(result.trials, result.best, plot_dir / "workers.png",
+        "workers": plot_workers(result.trials, best, plot_dir / "workers.png",
                                 result.context.device_ceiling,
                                 "target rate" if target else "device ceiling",
                                 result.recipe.measured.samples_per_s if result.recipe else None),
-        "progress": plot_progress(result.trials, result.baseline, plot_dir / "progress.png"),
+        "progress": plot_progress(result.trials, baseline, plot_dir / "progress.png"),
     }
 
 

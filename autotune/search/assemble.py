@@ -64,8 +64,8 @@ def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
     if not records:
         return dict(samples_per_s=choice.chosen.mean, measurements=choice.chosen.n_unbiased,
                     rate_from=RateSource.REMEASURED, **_error(choice.chosen.unbiased, choice))
-    rates = [t.samples_per_s for t in records]
-    rate = pooled_rate(rates, [t.result.window_s for t in records])
+    rates = [t.rate for t in records]
+    rate = pooled_rate(rates, [t.burst.window_s for t in records])
     return dict(samples_per_s=rate, measurements=len(records), rate_from=RateSource.RECORD,
                 **_error(rates, choice))
 
@@ -85,11 +85,11 @@ def _choice_fields(choice: Choice) -> dict[str, Any]:
 def _diagnose(outcome: Outcome, context: Context, stages: StageProfile | None = None) -> None:
     for t in outcome.trials:  # trials read back from a study come without a verdict
         if t.ok and t.diagnosis is None:
-            t.diagnosis = diagnose(t.result, context)
+            t.diagnosis = diagnose(t.burst, context)
     # The tuned and the default configuration get recommendations drawn from all trials.
     chosen = (t for t in (outcome.best, outcome.baseline) if t is not None and t.ok)
     for t in {id(t): t for t in chosen}.values():
-        t.diagnosis = explain(t.result, outcome.trials, context)
+        t.diagnosis = explain(t.burst, outcome.trials, context)
     if stages is not None and outcome.best is not None and outcome.best.diagnosis is not None:
         outcome.best.diagnosis = with_stages(outcome.best.diagnosis, stages, context.usable_cpus)
 
@@ -110,8 +110,9 @@ def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
     choice, best, baseline = outcome.choice, outcome.best, outcome.baseline
     if choice is None or best is None:
         return outcome
+    assert best.diagnosis is not None  # _diagnose judged every trial that ran, the best among them
     outcome.recipe = build_recipe(
-        best.result, baseline.result if baseline and baseline.ok else None, workload, device,
+        best.burst, baseline.burst if baseline and baseline.ok else None, workload, device,
         environment_block={**(best.origin or {}), **(where or {})},
         diagnosis=best.diagnosis.to_record(), **rate,
         **trial_counts(outcome.trials), **measured, **_choice_fields(choice), **extra)

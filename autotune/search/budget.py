@@ -3,8 +3,8 @@
 Pure arithmetic over a clock and the durations of the bursts so far, so that a test can drive it
 with a fake clock. The budget covers everything from the tuner's start: the probe batch, the
 study set-up, the probes, the search and the re-measurements, except the device's one-time
-warm-up (`exclude`): on a cold GPU, CUDA and cuDNN loading and autotuning took 31 s of a 60 s
-budget on an H100 before the first trial, leaving time for PyTorch's defaults alone.
+warm-up (`exclude`): on a cold GPU, CUDA and cuDNN loading and autotuning can take half of a
+default budget before the first trial (results/gpu/), leaving time for PyTorch's defaults alone.
 """
 
 from __future__ import annotations
@@ -83,11 +83,10 @@ class Budget:
 
     def record_reserve(self, bursts: int = 1) -> float:
         """Kept for the record of the chosen configuration: the recipe's rate must be measured
-        after the choice, not selected by it (a heavy-tailed workload whose record found no time
-        recorded 14% above its steady rate). The first burst always runs; `bursts` is how many the
-        noise measured so far calls for (record.bursts_needed): a record left one burst at 7-8%
-        noise read 8.7% and 12% below the steady rate in the offline bench. Each is a slow burst,
-        with its full window, the first with its margin."""
+        after the choice, not selected by it (the winner's curse: results/bench/deep-storage-noise).
+        The first burst always runs; `bursts` is how many the noise measured so far calls for
+        (record.bursts_needed), since one burst at a high noise can sit far from the steady rate.
+        Each is a slow burst, with its full window, the first with its margin."""
         return SAFETY * self.longest() + (max(1, bursts) - 1) * self.longest()
 
     def fits_before_record(self, record_bursts: int = 1) -> bool:
@@ -95,9 +94,9 @@ class Budget:
         return self.time_left() >= SAFETY * self.longest() + self.record_reserve(record_bursts)
 
     def confirm_reserve(self) -> float:
-        # Never less than the first round's two fastest and the first record burst: where a slow
-        # pipeline's bursts took 6-9 s, 30% of a 60 s budget fitted one re-measurement, and a
-        # configuration chosen on it verified 19% below what the recipe recorded.
+        # Never less than the first round's two fastest and the first record burst: where bursts
+        # are slow, a fixed share of the budget fits a single re-measurement, and a choice resting
+        # on it can verify well below what the recipe recorded.
         floor = FASTEST * self.next_burst_estimate() + (SAFETY - 1) * self.longest() \
             + self.record_reserve()
         return max(floor, min(CONFIRM_SHARE * self.budget_s,

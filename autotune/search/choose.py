@@ -34,7 +34,7 @@ from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
 def pick_best(trials: list[TrialRecord]) -> TrialRecord | None:
     measured = [t for t in trials if t.ok]
-    return max(measured, key=lambda t: t.samples_per_s) if measured else None
+    return max(measured, key=lambda t: t.rate) if measured else None
 
 
 def find_baseline(trials: list[TrialRecord]) -> TrialRecord | None:
@@ -49,7 +49,7 @@ class Candidate:
 
     @property
     def rates(self) -> list[float]:
-        return [t.samples_per_s for t in self.trials]
+        return [t.rate for t in self.trials]
 
     @property
     def unbiased_trials(self) -> list[TrialRecord]:
@@ -59,7 +59,7 @@ class Candidate:
 
     @property
     def unbiased(self) -> list[float]:
-        return [t.samples_per_s for t in self.unbiased_trials]
+        return [t.rate for t in self.unbiased_trials]
 
     @property
     def n(self) -> int:
@@ -75,11 +75,11 @@ class Candidate:
     def mean(self) -> float:
         """The unbiased bursts' samples over their time (decision/rate.py)."""
         trials = self.unbiased_trials
-        return pooled_rate([t.samples_per_s for t in trials], [t.span_s or 0.0 for t in trials])
+        return pooled_rate([t.rate for t in trials], [t.burst.window_s for t in trials])
 
     @property
     def peak_pss_mib(self) -> float:
-        return max(t.result.host.peak_pss_mib for t in self.trials)
+        return max(t.burst.host.peak_pss_mib for t in self.trials)
 
     def cost(self) -> tuple[float, ...]:
         """The one cost order (decision/cost.py), with the measured peak RAM."""
@@ -87,7 +87,7 @@ class Candidate:
 
     def representative(self) -> TrialRecord:
         """The measurement closest to the mean: the one whose details (shares, memory) are shown."""
-        return min(self.trials, key=lambda t: abs(t.samples_per_s - self.mean))
+        return min(self.trials, key=lambda t: abs(t.rate - self.mean))
 
 
 def group(trials: list[TrialRecord]) -> list[Candidate]:
@@ -126,8 +126,8 @@ class Choice:
     def record_noise_cv(self) -> float | None:
         """The noise the record plans for: the wider of the pooled noise and the chosen
         configuration's own spread over its re-measurements. A pooled figure cannot see one
-        configuration that scatters more than the rest: deep-storage's `w11 pf2` bursts scatter
-        6%, and a record planned at the pooled 1.5% took one burst and read 8.3% low."""
+        configuration that scatters more than the rest, and a record planned at it takes too few
+        bursts (results/bench/deep-storage-noise)."""
         return measured_cv(self.chosen.unbiased, self.noise_cv)
 
     @property
@@ -151,8 +151,8 @@ def record_bursts(trials: list[TrialRecord], config: LoaderConfig) -> list[Trial
 def choose(candidates: list[Candidate]) -> Choice | None:
     remeasured = [c for c in candidates if c.n >= 2]
     # One re-measured configuration alone is no contest: where the budget ended after a single
-    # re-measurement, it would win by default against faster or cheaper ones measured once (a
-    # 7-worker pool on 2 CPUs chosen that way verified 19% below its one re-measurement).
+    # re-measurement, it would win by default against faster or cheaper ones measured once, on
+    # one lucky burst.
     pool = remeasured if len(remeasured) >= 2 else candidates
     if not pool:
         return None

@@ -28,7 +28,7 @@ DEFAULT_RAM_SHARE = 0.5
 
 
 def default_ram_budget_mib() -> float:
-    return DEFAULT_RAM_SHARE * psutil.virtual_memory().available / MIB
+    return DEFAULT_RAM_SHARE * float(psutil.virtual_memory().available) / MIB
 
 
 @dataclass
@@ -58,7 +58,8 @@ class MemoryGuard:
             n = config.num_workers
             why = (f"{n} worker{'' if n == 1 else 's'} at ~{self.worker_mib:.0f} MiB measured" if n
                    else "the tuning process alone")
-            return f"needs ~{need:.0f} MiB of RAM ({why}), over the budget of {self.budget_mib:.0f} MiB"
+            return (f"needs ~{need:.0f} MiB of RAM ({why}), over the budget of"
+                    f" {self.budget_mib:.0f} MiB")
         shm_need = self.in_flight_mib(config)
         if shm_free_mib is None and shm_need > 0:
             space = shm_space()
@@ -88,7 +89,8 @@ def fitting_top(config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard,
                 main_mib: float | None = None) -> tuple[int | None, str]:
     """The largest worker count in (top, wanted] whose pool of `config` fits in memory, with the
     guard's reason for the first that did not: the worker range's `Fits` (decision/worker_range.py).
-    `main_mib`: the process without workers (default: its tree now, which between bursts has none)."""
+    `main_mib`: the process without workers (default: its tree now, which between bursts has
+    none)."""
     main = tree_memory_mib()[1] if main_mib is None else main_mib
     refused = ""
     for workers in range(wanted, top, -1):

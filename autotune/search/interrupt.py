@@ -3,8 +3,8 @@ measured, write the report, and stop.
 
 Inside a burst the first signal raises at once, so the burst ends now and its teardown kills the
 workers. Anywhere else (study writes, the report, a burst's teardown) it is only recorded and the
-loop stops at the next trial boundary: a journal append or a teardown is never cut in half. Later signals are only recorded too,
-so an impatient second Ctrl-C cannot break the clean-up of the first.
+loop stops at the next trial boundary: a journal append or a teardown is never cut in half. Later
+signals are only recorded too, so an impatient second Ctrl-C cannot break the clean-up of the first.
 
 DataLoader workers are forked inside bursts and inherit the handler: a signal sent to the whole
 process group (a terminal's Ctrl-C, Slurm's SIGTERM) makes them exit quietly, as torch's worker

@@ -72,7 +72,8 @@ class StudyLedger:
         return any(t.state == TrialState.WAITING for t in self.study.get_trials(deepcopy=False))
 
     def settle(self, trial: optuna.Trial, config: LoaderConfig) -> Known | None:
-        """What the study knows of `config`; None when `trial` has claimed it and must measure it."""
+        """What the study knows of `config`; None when `trial` has claimed it and must measure
+        it."""
         with self.lock:
             for other in self.study.get_trials(deepcopy=False):
                 if other.number == trial.number or _taken(other) != config:

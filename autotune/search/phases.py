@@ -8,7 +8,7 @@ stop signal or when the budget runs out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.errors import AutotuneError
@@ -24,7 +24,7 @@ from autotune.search.record import bursts_needed
 from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
-from autotune.search.trial_runner import TrialRunner, tell
+from autotune.search.trial_runner import TrialRunner, abandon
 from autotune.search.search_range import SearchRange
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
@@ -69,7 +69,7 @@ def _probing(runner: TrialRunner, measure: Callable[[], T]) -> T | None:
         return None
 
 
-def probe(runner: TrialRunner, batch: Any, space: SearchSpace) -> Ceilings | None:
+def probe(runner: TrialRunner, batch: object, space: SearchSpace) -> Ceilings | None:
     """The two ceilings; None where the probe batch could not be loaded or a probe failed (the
     search then starts unseeded)."""
     if batch is None:
@@ -179,7 +179,7 @@ def _search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
         if ledger.settle(trial, config) is not None:
             # Measured already (here, before a resume, or by another process) or being measured
             # elsewhere: closed without a record, or its point would weigh twice in the sampler.
-            tell(runner.study, trial)
+            abandon(runner.study, trial)
             repeats += 1
             if repeats >= REPEATS_BEFORE_FALLBACK:
                 repeats = 0
@@ -206,7 +206,7 @@ def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfi
     if not done.ok or config.num_workers == 0 or config.persistent_workers:
         return None
     best = pick_best(trials)  # compared by configuration: a shared study's records are copies
-    if done.result.restart_share < MATTERS_SHARE or best is None or best.config != config:
+    if done.burst.restart_share < MATTERS_SHARE or best is None or best.config != config:
         return None
     return replace(config, persistent_workers=True)
 
@@ -241,8 +241,8 @@ def confirm(runner: TrialRunner, space: SearchSpace) -> None:
 def _remeasure(runner: TrialRunner, configs: list[LoaderConfig], measurements: int) -> bool:
     """Round-robin until each has `measurements`; False when time or a signal cut it short. The
     first round (MEASUREMENTS) keeps back the first record burst only: the choice must rest on two
-    measurements of each contender (with four record bursts kept back on a 25 s budget at 3.6%
-    noise, it rested on one). The tie rounds keep back as many as the noise calls for
+    measurements of each contender (keeping back every record burst the noise calls for can leave
+    it resting on one on a short budget). The tie rounds keep back as many as the noise calls for
     (_record_bursts)."""
     counts = {c.config: len(c.trials) for c in group(runner.all_trials())}
     for config in rounds(configs, counts, measurements):

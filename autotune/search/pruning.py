@@ -10,9 +10,8 @@ trial there instead of running its full window:
 
 "Equal to the best" is the choice's own tie band for two single bursts at the noise measured so
 far (decision/rate.py `tolerance`), never below TARGET. The best finished trial is one burst,
-often a lucky one: a fixed 2% margin against it cut a deep-prefetch pool that the choice's band
-(26% there) would have tied with it, and the shallow pool chosen instead recorded 589.4 against
-re-measurements of 606.5-684.3 (results/bench/deep-storage-noise, section 3).
+often a lucky one: a fixed narrow margin against it cuts pools that the choice's band would have
+tied with it (results/bench/deep-storage-noise, section 3).
 """
 
 from __future__ import annotations
@@ -25,8 +24,8 @@ from optuna.trial import FrozenTrial, TrialState
 from autotune.decision.rate import tolerance
 from autotune.decision.thresholds import FALLEN, TARGET
 
-# "Clearly losing": on a busy machine one configuration's bursts scatter by 20% and more, and a
-# window's first second is rougher still, so only a rate below half the best is a safe call.
+# "Clearly losing": on a busy machine one configuration's bursts scatter widely, and a window's
+# first second is rougher still, so only a rate below half the best is a safe call.
 BEHIND_RATIO = 0.5
 MIN_REPORTS = 2  # at least a second of the window: the first half second is too jumpy to judge
 
@@ -58,7 +57,8 @@ CEILING_MARGIN = 1.1
 def reach_margin(noise_cv: float | None) -> float:
     """How far below the best finished trial a window may end and still be worth finishing: the
     choice's tie band for two single bursts at `noise_cv`, never below TARGET. Until anything was
-    measured twice the noise is unknown, and FALLEN, one burst's noise on a busy machine, stands in."""
+    measured twice the noise is unknown, and FALLEN, one burst's noise on a busy machine, stands
+    in."""
     return FALLEN if noise_cv is None else max(TARGET, tolerance(noise_cv, 1, 1))
 
 

@@ -1,14 +1,13 @@
 """The record: the chosen configuration measured after the choice, for the recipe's rate.
 
 The first record burst always runs, in the budget's reserve for it (budget.record_reserve). One
-burst is one sample of a noisy machine: in the offline bench a single record taken in a slow
-moment read 12.5% below the steady rate (in-memory, record cv 8.6%) and 10.8% (short-epochs).
-So more record bursts follow, until the record's standard error is down to TARGET of its rate at
-its noise (choose.Choice.record_noise_cv, which sees the chosen configuration's own scatter), at
-most MAX_RECORD_BURSTS. The tie rounds of the re-measurements keep back the time for as many as
-the noise measured so far calls for (phases._remeasure): a record left one burst at 7-8% noise
-read 8.7% and 12% below the steady rate in the offline bench. Further bursts, where the record's
-own spread asks for them, run in what is left."""
+burst is one sample of a noisy machine, and a single record taken in a slow moment reads well
+below the steady rate (results/bench/deep-storage-noise). So more record bursts follow, until
+the record's standard error is down to TARGET of its rate at its noise
+(choose.Choice.record_noise_cv, which sees the chosen configuration's own scatter), at most
+MAX_RECORD_BURSTS. The tie rounds of the re-measurements keep back the time for as many as the
+noise measured so far calls for (phases._remeasure). Further bursts, where the record's own
+spread asks for them, run in what is left."""
 
 from __future__ import annotations
 
@@ -57,7 +56,7 @@ def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
         done = runner.run(config, Phase.RECORD)
         if done is None or not done.ok:
             return
-        rates.append(done.samples_per_s)
+        rates.append(done.rate)
         if (len(rates) >= bursts_needed(rates, noise_cv)
                 or not runner.budget.fits_another(after_s=after_s)):
             return

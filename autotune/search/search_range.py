@@ -27,14 +27,14 @@ from autotune.space.space import SearchSpace
 def evidence(best: TrialRecord, trials: list[TrialRecord], context: Context) -> Evidence:
     """What the bursts say about more workers: the best's wait and CPU use, and the rate at each
     worker count, each configuration's pooled over its bursts as online over its windows."""
-    verdict = diagnose(best.result, context).verdict
+    verdict = diagnose(best.burst, context).verdict
     e = verdict.evidence
     computes = (f"the workers compute, not wait: CPU {e.host_cpu_pct:.0f}% of"
                 f" {context.usable_cpus} usable CPUs at {best.config.num_workers} workers"
                 if e.cpu_saturated else None)
     rates = mean_rate_by_workers(trials)
     return Evidence(label=best.config.label(), workers=best.config.num_workers,
-                    rate=rates.get(best.config.num_workers, best.samples_per_s), rate_by_workers=rates,
+                    rate=rates.get(best.config.num_workers, best.rate), rate_by_workers=rates,
                     wait_share=e.split.wait_pct / 100, computes=computes)
 
 

@@ -4,13 +4,12 @@ Around the predicted worker count (one fewer, the prediction, one more for headr
 first, with torch's default prefetch and the input layout the device probe found faster. On CUDA
 the seeds pin memory and copy non-blocking, the usual pairing, and where the probe did not find
 channels_last faster the prediction is also seeded with it: on a GPU the conversion is cheap and
-a short probe can miss the gain (on an H100, ResNet-50's input pipeline ran 31% faster with it
-at 16 workers while one probe saw the two layouts level).
+a short probe can miss the gain (results/gpu/).
 
 Where the one-worker probe waited more than it computed (storage, network), the prediction is also
 seeded with the deepest prefetch: torch hands batches out in order, and a deep queue rides out the
-convoys that waiting workers deliver in (on 2 CPUs, 5 ms of storage latency per item: w5 pf8
-sustained 781 samples/s where w6 pf2 sustained 727, and a search from pf2 seeds never reached it).
+convoys that waiting workers deliver in, and a search from shallow seeds may never reach it (the
+bench's storage workloads, results/bench).
 
 Where the fetch probe found the items in memory (or a batch cheaper to fetch in the training
 process than to receive from a worker), num_workers=0 is a contender in its own right: it is

@@ -10,13 +10,12 @@ from autotune.search.trial import TrialRecord
 
 # "Within a few percent of the device ceiling": a burst carries per-step costs the device probe
 # does not (the loader's hand-over, the telemetry thread), so it lands a few percent short of it
-# even when the loader keeps up. 2% was tried (2026-11-22): it kept `storage`'s search from
-# stopping on one lucky w5 pf2 burst (752 of 793), but on compute-bound workloads, whose bursts
-# sit 2-5% under the ceiling, the search then ran on and chose 3 workers with prefetch 8 over 1.
+# even when the loader keeps up. A narrower gap would keep a compute-bound search, whose bursts
+# sit just under the ceiling, running on into deeper and dearer pools.
 CEILING_GAP = 0.05
 # Measured trials after the seeds without a gain. The seeds already sit where the probes put the
-# answer, so a run of three misses beyond them means the best region is found (each extra one is a
-# burst: demo tunings took 32-39 s with four, 31-32 s with three). A gain smaller than what the
+# answer, so a run of three misses beyond them means the best region is found (each extra one
+# costs a burst of the budget). A gain smaller than what the
 # choice treats as equal (a lucky burst, mostly) does not count.
 PATIENCE = 3
 MIN_GAIN = TARGET

@@ -10,7 +10,7 @@ import os
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, overload
 
 import optuna
 from optuna.storages import BaseStorage, JournalStorage
@@ -70,6 +70,10 @@ def repair_journal(path: Path, lock: JournalFileOpenLock) -> None:
         lock.release()
 
 
+@overload
+def make_storage(target: None) -> None: ...
+@overload
+def make_storage(target: str | Path) -> BaseStorage | str: ...
 def make_storage(target: str | Path | None) -> BaseStorage | str | None:
     """None: in memory. An RDB URL (sqlite:///..., postgresql://...): optuna's RDB storage.
     Anything else is a file path for a journal: no database server needed, and with the
@@ -170,8 +174,9 @@ def trials_of(study: optuna.Study) -> list[TrialRecord]:
     order they ended: a study's own numbering is the order trials were asked for, and a seed
     enqueued early but measured late (or after a resume) would otherwise come first."""
     out: list[TrialRecord] = []
-    finished = [t for t in study.get_trials(deepcopy=False) if t.datetime_complete is not None]
-    for frozen in sorted(finished, key=lambda t: t.datetime_complete):
+    finished = [(t.datetime_complete, t) for t in study.get_trials(deepcopy=False)
+                if t.datetime_complete is not None]
+    for _, frozen in sorted(finished, key=lambda ended: ended[0]):
         attrs: dict[str, Any] = frozen.user_attrs
         if ATTR_CONFIG not in attrs:
             continue

@@ -61,6 +61,18 @@ class TrialRecord:
         return self.result.samples_per_s if self.result else None
 
     @property
+    def burst(self) -> BurstResult:
+        """The burst of a trial that ran (`ok` ones all have one), for code that has checked."""
+        if self.result is None:
+            raise ValueError(f"trial {self.number} ({self.status}) has no burst result")
+        return self.result
+
+    @property
+    def rate(self) -> float:
+        """samples/s of a trial that ran (see `burst`)."""
+        return self.burst.samples_per_s
+
+    @property
     def span_s(self) -> float | None:
         """The seconds its rate was measured over (the burst's timed window)."""
         return self.result.window_s if self.result else None

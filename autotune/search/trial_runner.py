@@ -47,17 +47,24 @@ STATE_OF = {TrialStatus.OK: State.COMPLETE, TrialStatus.REJECTED: State.COMPLETE
             TrialStatus.FAILED: State.FAIL}
 
 
-def tell(study: optuna.Study, trial: optuna.Trial | int, done: TrialRecord | None = None,
+def tell(study: optuna.Study, trial: optuna.Trial, done: TrialRecord,
          over_mib: float | None = None) -> None:
-    """Close `trial` with `done`'s outcome (`over_mib`: its peak over the RAM budget). Without
-    one it was not measured here (cut short, known already, or abandoned by a killed tuner): told
-    failed with no record, which samplers and the pruner ignore and the ledger counts as untaken."""
-    state = State.FAIL if done is None else STATE_OF[done.status]
-    if done is not None:
-        record(trial, done)
-        if state == State.COMPLETE:
+    """Close `trial` with `done`'s outcome (`over_mib`: its peak over the RAM budget)."""
+    state = STATE_OF[done.status]
+    record(trial, done)
+    value = None
+    if state == State.COMPLETE:  # ok or rejected: a burst ran
+        value = done.rate
+        if over_mib is not None:
             trial.set_constraint("ram_mib", over_mib)  # feasible when <= 0
-    study.tell(trial, done.samples_per_s if state == State.COMPLETE else None, state=state)
+    study.tell(trial, value, state=state)
+
+
+def abandon(study: optuna.Study, trial: optuna.Trial | int) -> None:
+    """Close a trial not measured here (cut short, known already, or abandoned by a killed
+    tuner): failed with no record, which samplers and the pruner ignore and the ledger counts as
+    untaken."""
+    study.tell(trial, None, state=State.FAIL)
 
 
 def keep_remeasurement(study: optuna.Study, done: TrialRecord, over_mib: float | None) -> None:
@@ -128,7 +135,8 @@ class TrialRunner:
         try:
             result = self._burst(config, trial, phase)
         except StopRequested:
-            return self._abandon(trial)
+            self._abandon(trial)
+            return None
         except optuna.TrialPruned as exc:
             return self._keep(trial, made(TrialStatus.PRUNED, error=str(exc)))
         except AutotuneError:
@@ -136,7 +144,8 @@ class TrialRunner:
             raise
         except Exception as exc:  # one failing configuration fails one trial, not the run
             if self.stop.requested:  # e.g. workers ended by the same signal as this process
-                return self._abandon(trial)
+                self._abandon(trial)
+                return None
             return self._keep(trial, made(TrialStatus.FAILED, error=describe_failure(exc),
                                           traceback=failure_traceback(exc)))
         self.guard.observe(result, main_mib)
@@ -171,7 +180,7 @@ class TrialRunner:
 
     def _abandon(self, trial: optuna.Trial | None) -> None:
         if trial is not None:
-            tell(self.study, trial)
+            abandon(self.study, trial)
 
     def _keep(self, trial: optuna.Trial | None, done: TrialRecord) -> TrialRecord:
         """Persist the trial in the study as it ends (nothing measured is lost to a crash): as

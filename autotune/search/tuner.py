@@ -44,7 +44,8 @@ from autotune.workload.device import device_for
 
 class Tuner:
     """One tuning of `workload`. The sampler and the pruner default to a seeded TPE sampler and
-    BehindBestPruner; `ranks` and `marks` go to every burst, `on_trial` gets each trial's progress."""
+    BehindBestPruner; `ranks` and `marks` go to every burst, `on_trial` gets each trial's
+    progress."""
 
     def __init__(self, workload: Workload, options: TuneOptions,
                  on_trial: Callable[[TuningProgress], None] | None = None, ranks: RankGroup | None = None,
@@ -140,6 +141,7 @@ class Tuner:
                  not_searched=self.space.left_out() or None,
                  max_workers_searched=self.space.max_workers,
                  worker_range_grown_from=self.workers.grown_from, worker_range_stop=self.workers.stop)
+        assert outcome.context is not None  # assemble sets it
         return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
                           self.workload, self.device, elapsed, outcome.context,
                           interrupted=self.stop.name or None, ceilings=ceilings,

@@ -1,27 +1,41 @@
 """One point of the search space: a value for every knob of the registry (knobs.py), and the rules
-that make a point valid. The dataclass's fields are made from the registry, in its order."""
+that make a point valid. The dataclass declares the registry's knobs as typed fields, in its order
+and with its defaults; the rules read the registry."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, field, fields, make_dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Mapping
 
 from autotune.space.knobs import BY_NAME, KNOBS, Facts, Kind, Knob, Needs, Target, passed_to_torch
 
 KNOB_NAMES = tuple(k.name for k in KNOBS)
 
 
-class _ConfigRules:
-    """The behaviour of LoaderConfig; its fields come from the registry."""
+def _default(name: str) -> Any:
+    return field(default=BY_NAME[name].default)
 
-    num_workers: int
-    prefetch_factor: int | None
+
+@dataclass(frozen=True)
+class LoaderConfig:
+    """A value for every knob; fields named exactly as the torch arguments, typed and in the
+    registry's order, with its defaults (tests/test_knobs.py checks that they agree)."""
+
+    num_workers: int = _default("num_workers")
+    pin_memory: bool = _default("pin_memory")
+    prefetch_factor: int | None = _default("prefetch_factor")
+    persistent_workers: bool = _default("persistent_workers")
+    non_blocking: bool = _default("non_blocking")
+    channels_last: bool = _default("channels_last")
+    side_stream_prefetch: bool = _default("side_stream_prefetch")
+    in_order: bool = _default("in_order")
+    multiprocessing_context: str | None = _default("multiprocessing_context")
 
     def problems(self, *, cuda: bool, channels_last_ok: bool = True) -> list[str]:
         """Every rule this point breaks; empty when valid."""
         facts = Facts(workers=self.num_workers > 0, cuda=cuda, image_batch=channels_last_ok)
-        out = []
+        out: list[str] = []
         for knob in KNOBS:
             value = getattr(self, knob.name)
             if knob.minimum is not None and value is not None and value < knob.minimum:
@@ -35,6 +49,11 @@ class _ConfigRules:
     def dataloader_kwargs(self) -> dict[str, Any]:
         """DataLoader arguments, only those valid for this num_workers."""
         return passed_to_torch(self.as_dict(), Target.DATALOADER)
+
+    def with_knob(self, name: str, value: Any) -> LoaderConfig:
+        """This configuration with the knob named `name` (read from the registry) at `value`."""
+        change: dict[str, Any] = {name: value}
+        return replace(self, **change)
 
     def transfer_kwargs(self) -> dict[str, Any]:
         return passed_to_torch(self.as_dict(), Target.TRANSFER)
@@ -56,11 +75,11 @@ class _ConfigRules:
         return self.num_workers * self.effective_prefetch_factor
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Any:
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    def from_params(cls, params: Mapping[str, Any]) -> LoaderConfig:
+        names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in params.items() if k in names})
 
     def label(self) -> str:
@@ -71,7 +90,7 @@ class _ConfigRules:
         return " ".join(t for k in ordered if (t := k.label(getattr(self, k.name))) is not None)
 
     @classmethod
-    def from_label(cls, label: str) -> Any:
+    def from_label(cls, label: str) -> LoaderConfig:
         """The configuration a label names ('w8 pf4 persist'); the knobs it omits at their
         defaults. ValueError on a token no knob has; validity is for `problems`."""
         return cls(**label_values(label))
@@ -99,10 +118,5 @@ def _parse_token(token: str) -> tuple[Knob, Any]:
     raise ValueError(f"{token!r} is no knob's label")
 
 
-LoaderConfig = make_dataclass(
-    "LoaderConfig", [(k.name, k.annotation, field(default=k.default)) for k in KNOBS],
-    bases=(_ConfigRules,), frozen=True)
-LoaderConfig.__module__ = __name__  # pickled by reference (configurations travel to other ranks)
-LoaderConfig.__doc__ = "A value for every knob; fields named exactly as the torch arguments."
-
 PYTORCH_DEFAULTS = LoaderConfig()
+

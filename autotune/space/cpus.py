@@ -65,7 +65,7 @@ def usable_cpus(environ: Mapping[str, str] | None = None, *, ranks: int | None =
     derivation = [f"affinity {affinity}", f"{_n(rank_count, 'rank')} on the node ({rank_source})"]
 
     limits: list[tuple[int, str]] = []
-    if task is not None:
+    if alloc is not None and task is not None:
         # Ranks beyond the node's Slurm tasks were started inside a task and share its CPUs.
         per_task = max(1, math.ceil(rank_count / alloc.tasks_on_node))
         limits.append((_share(task.count, per_task), task.variable))

@@ -155,7 +155,8 @@ def knobs_for(target: Target) -> tuple[Knob, ...]:
 
 def cost_order() -> tuple[Knob, ...]:
     """The knobs that make a configuration cheaper, the most decisive first."""
-    return tuple(sorted((k for k in KNOBS if k.cost_rank is not None), key=lambda k: k.cost_rank))
+    ranked = [(k.cost_rank, k) for k in KNOBS if k.cost_rank is not None]
+    return tuple(k for _, k in sorted(ranked, key=lambda rank_knob: rank_knob[0]))
 
 
 def passed_to_torch(values: Mapping[str, Any], target: Target) -> dict[str, Any]:

@@ -85,7 +85,7 @@ class SearchSpace:
         for w in workers if workers is not None else self.values(WORKERS):
             choices = [self.values(k) if self.applies(k, w) else (k.default,) for k in others]
             for combo in itertools.product(*choices):
-                yield LoaderConfig(num_workers=w, **{k.name: v for k, v in zip(others, combo)})
+                yield LoaderConfig(num_workers=w, **{k.name: v for k, v in zip(others, combo, strict=True)})
 
     def nearest_first(self, config: LoaderConfig) -> list[LoaderConfig]:
         """Every valid point, the closest to `config` first: fewest workers apart, then fewest

@@ -40,8 +40,8 @@ class HostStats:
 class HostSampler(PeriodicSampler):
     # CPU times and RSS are cheap to read; PSS walks every mapping of every process (milliseconds
     # each), so it is read on the first sample, every PSS_EVERY-th one (4 s) and the last: PSS
-    # grows as workers touch pages, so the last sample holds the peak. Sampling then costs about
-    # 1% of a core, inside the 2% budget of autotune's own measuring (`autotune overhead`).
+    # grows as workers touch pages, so the last sample holds the peak. Sampling then stays inside
+    # the 2% budget of autotune's own measuring (`autotune overhead` measures it).
     interval_s = 0.25
     PSS_EVERY = 16
 

@@ -55,7 +55,8 @@ def list_gpus(nvml: ModuleType | None = None) -> list[dict[str, Any]]:
 
 
 def handle_for_torch_device(nvml: ModuleType, device_index: int) -> Any:
-    """NVML handle of torch's cuda:<index>, which CUDA_VISIBLE_DEVICES may renumber: match by UUID."""
+    """NVML handle of torch's cuda:<index>, which CUDA_VISIBLE_DEVICES may renumber: match by
+    UUID."""
     try:
         import torch
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import torch
 
@@ -18,7 +18,7 @@ def _map(fn, batch: Any) -> Any:
     if isinstance(batch, Mapping):
         mapped = {k: _map(fn, v) for k, v in batch.items()}
         try:
-            return type(batch)(mapped)
+            return cast(Any, type(batch))(mapped)  # Mapping itself declares no constructor
         except TypeError:  # mappings whose constructor takes other arguments (defaultdict, ...)
             return mapped
     return batch

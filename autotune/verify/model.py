@@ -79,14 +79,16 @@ class Verification(BaseModel):
         t = self.tuned
         rounds = ", ".join(f"{r:.1f}" for r in t.samples_per_s)
         lines = [
-            f"recorded:  {_rate(self.recorded_samples_per_s)} samples/s ({t.label}, the recipe's figure)",
+            f"recorded:  {_rate(self.recorded_samples_per_s)} samples/s ({t.label},"
+            " the recipe's figure)",
             f"verified:  {self.verified_samples_per_s:.1f} samples/s (median of {self.rounds}"
             f" x {self.seconds:g} s windows: {rounds})",
             f"difference: {self._difference()}",
         ]
         if self.defaults is not None:
             d = self.defaults
-            lines.append(f"defaults:  {d.median:.1f} samples/s verified ({', '.join(f'{r:.1f}' for r in d.samples_per_s)})"
+            rounds = ", ".join(f"{r:.1f}" for r in d.samples_per_s)
+            lines.append(f"defaults:  {d.median:.1f} samples/s verified ({rounds})"
                          + (f", {d.recorded_samples_per_s:.1f} recorded" if d.recorded_samples_per_s else ""))
         if self.verified_speedup is not None:
             recorded = f" (recorded {self.recorded_speedup:.2f}x)" if self.recorded_speedup else ""
@@ -103,7 +105,7 @@ class Verification(BaseModel):
             diff = c.difference_pct
             rows.append(f"| {c.label} | {c.role} | {', '.join(f'{r:.1f}' for r in c.samples_per_s)} |"
                         f" {c.median:.1f} |"
-                        f" {'n/a' if c.recorded_samples_per_s is None else f'{c.recorded_samples_per_s:.1f}'} |"
+                        f" {_rate(c.recorded_samples_per_s)} |"
                         f" {'n/a' if diff is None else f'{diff:+.1f}%'} |")
         speedup = ("n/a" if self.verified_speedup is None else f"{self.verified_speedup:.2f}x"
                    + (f" (recorded {self.recorded_speedup:.2f}x)" if self.recorded_speedup else ""))

@@ -45,11 +45,12 @@ def _source(source: Any) -> tuple[Recipe, Located | None, Workload | None, torch
     if isinstance(source, (str, Path)):
         recipe, where = load(source)
         return recipe, where, None, None
-    recipe = getattr(source, "recipe", None)
-    if isinstance(recipe, Recipe) and isinstance(getattr(source, "workload", None), Workload):
+    tuned = getattr(source, "recipe", None)
+    if isinstance(tuned, Recipe) and isinstance(getattr(source, "workload", None), Workload):
         run_dir = getattr(source, "run_dir", None)
-        where = Located(Path(run_dir) / "recipe.json", Path(run_dir), "verify") if run_dir else None
-        return recipe, where, source.workload, getattr(source, "device", None)
+        located = (Located(Path(run_dir) / "recipe.json", Path(run_dir), "verify") if run_dir
+                   else None)
+        return tuned, located, source.workload, getattr(source, "device", None)
     if hasattr(source, "recipe"):
         raise RecipeError("this tuning produced no recipe: nothing was measured successfully")
     raise RecipeError(f"cannot verify a {type(source).__name__}: give a run folder, a recipe file,"

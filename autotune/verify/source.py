@@ -1,4 +1,5 @@
-"""What `autotune verify` checks: the recipe, where its findings go, and the workload it was tuned on.
+"""What `autotune verify` checks: the recipe, where its findings go, and the workload it was tuned
+on.
 
 `autotune tune` records the workload spec it was given (and the built-in workload options) in the
 recipe's workload block, so that the same workload can be rebuilt later: `"spec": "sim:cpu_ms=4"`,

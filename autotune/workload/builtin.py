@@ -1,4 +1,5 @@
-"""Built-in workloads: `demo` (the default), `photos`, `imagefolder:PATH`, `fakedata`, `sim:...` and `mem:...`."""
+"""Built-in workloads: `demo` (the default), `photos`, `imagefolder:PATH`, `fakedata`, `sim:...` and
+`mem:...`."""
 
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def photo_transforms(crop: int) -> Callable:
 def photos(arg: str | None, opts: WorkloadOptions) -> Workload:
     """Camera-size JPEGs (1024-1600 px), resize + random crop + flip + colour jitter. With CUDA (or
     --model) a torchvision model trains on it; on a CPU-only machine without --model the step is an
-    emulated accelerator (PHOTOS_STEP_S per batch, leaving the CPU free), so the CPUs only feed it."""
+    emulated accelerator (PHOTOS_STEP_S per batch, leaving the CPU free), so the CPUs only feed
+    it."""
     from torchvision.datasets import ImageFolder
 
     device = resolve_device(opts.device)

@@ -26,7 +26,7 @@ class BulkTensorDataset(TensorDataset):
 
     def __getitems__(self, indices: list[int]) -> list[tuple[torch.Tensor, ...]]:
         index = torch.as_tensor(indices)
-        return list(zip(*(t[index].unbind(0) for t in self.tensors)))
+        return list(zip(*(t[index].unbind(0) for t in self.tensors), strict=True))
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def in_memory_workload(spec: MemSpec) -> Workload:
     dataset = tensor_dataset(spec.length, spec.shape, spec.bulk)
     shape = "x".join(map(str, spec.shape))
     label = (f"mem(step_ms={spec.step_ms:g},batch={spec.batch},shape={shape}"
-             f"{',host_ms=%g' % spec.host_ms if spec.host_ms else ''}{',bulk' if spec.bulk else ''})")
+             f"{f',host_ms={spec.host_ms:g}' if spec.host_ms else ''}{',bulk' if spec.bulk else ''})")
     details: dict[str, Any] = {"in_memory": {"step_ms": spec.step_ms, "host_ms": spec.host_ms,
                                              "shape": list(spec.shape), "bulk": spec.bulk}}
     return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),

@@ -23,7 +23,10 @@ def _image(rng: random.Random, size: tuple[int, int]) -> Image.Image:
     """Gradients, shapes and blur: content a JPEG decoder has real work on (not flat colour)."""
     w, h = size
     img = Image.linear_gradient("L").resize(size).convert("RGB")
-    img = Image.merge("RGB", [ch.point(lambda v, k=rng.random(): int(v * k)) for ch in img.split()])
+    channels = img.split()
+    scales = [rng.random() for _ in channels]  # drawn in channel order, as before
+    img = Image.merge("RGB", [ch.point(lambda v, k=k: int(v * k))
+                              for ch, k in zip(channels, scales, strict=True)])
     draw = ImageDraw.Draw(img)
     for _ in range(rng.randint(8, 20)):
         x0, y0 = rng.randrange(w), rng.randrange(h)

@@ -44,7 +44,7 @@ def parse_params(cls: type[T], text: str | None, what: str) -> T:
     values: dict[str, Any] = {}
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key, raw in key_values(text, fields, f"bad {what} parameter", WorkloadError).items():
-        default = fields[key].default
+        default: Any = fields[key].default
         try:
             if isinstance(default, tuple):
                 values[key] = tuple(int(x) for x in raw.split("x"))
@@ -90,7 +90,7 @@ class SimulatedDataset(Dataset):
     def __len__(self) -> int:
         return self.length
 
-    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+    def __getitem__(self, index: int) -> tuple[torch.Tensor | np.ndarray, int]:
         if not 0 <= index < self.length:
             raise IndexError(index)
         self._open()

@@ -1,4 +1,5 @@
-"""Resolve a CLI workload spec: a built-in name, `path/to/file.py:factory` or `pkg.module:factory`."""
+"""Resolve a CLI workload spec: a built-in name, `path/to/file.py:factory` or
+`pkg.module:factory`."""
 
 from __future__ import annotations
 

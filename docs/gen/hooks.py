@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the generators beside this file
+# The repository root: the benchmark pages render with the `benchmarks` harness, not installed.
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 from mkdocs.structure.files import File, Files  # noqa: E402
 

@@ -67,8 +67,10 @@ _RECIPE_BLOCKS = {
     "dataloader": "torch.utils.data.DataLoader arguments, under torch's names",
     "transfer": "device-side knobs, applied by recipe.wrap(loader, device)",
     "measured": "what the tuning machine measured (null: not measurable there)",
-    "workload": "what was tuned: name, batch size, the spec and options `autotune verify` rebuilds it from",
-    "environment": "where it was measured: CPUs and their source, GPU, versions, node, Slurm job, ranks",
+    "workload": ("what was tuned: name, batch size, the spec and options `autotune verify`"
+                 " rebuilds it from"),
+    "environment": ("where it was measured: CPUs and their source, GPU, versions, node, Slurm"
+                    " job, ranks"),
     "diagnosis": "the tuned configuration's bottleneck, its evidence and recommendations",
     "created": "when the recipe was written (UTC)",
 }

@@ -12,10 +12,10 @@ from typing import Callable
 
 from sources import ROOT, Source, read
 
-from autotune.bench.cells import table
-from autotune.bench.online_model import OnlineReport, OnlineRow
-from autotune.bench.render_online import ratios
-from autotune.bench.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
+from benchmarks.cells import table
+from benchmarks.online_model import OnlineReport, OnlineRow
+from benchmarks.render_online import ratios
+from benchmarks.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
 
 # The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches.

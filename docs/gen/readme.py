@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The repository root: the benchmark pages render with the `benchmarks` harness, not installed.
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 from results_pages import offline_table  # noqa: E402
 from sources import ROOT  # noqa: E402

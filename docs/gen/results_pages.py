@@ -11,11 +11,11 @@ from typing import Any
 from online_summary import summary
 from sources import ROOT, Source, all_results, read
 
-from autotune.bench.model import AccuracyReport, BenchReport
-from autotune.bench.online_model import OnlineReport
-from autotune.bench.cells import notes_lines
-from autotune.bench.render import accuracy_table, bench_targets, headline
-from autotune.bench.render_online import online_table, online_targets
+from benchmarks.model import AccuracyReport, BenchReport
+from benchmarks.online_model import OnlineReport
+from benchmarks.cells import notes_lines
+from benchmarks.render import accuracy_table, bench_targets, headline
+from benchmarks.render_online import online_table, online_targets
 from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
@@ -71,7 +71,7 @@ def _load(rel: str) -> tuple[Source, Any]:
 def _stamped(source: Source, body: str) -> list[str]:
     lines = [source.stamp(), ""]
     if source.historical:
-        lines += [f'!!! note "Historical record"', f"    {source.historical}", ""]
+        lines += ['!!! note "Historical record"', f"    {source.historical}", ""]
     return lines + [body, ""]
 
 
@@ -109,9 +109,10 @@ def offline_page() -> str:
                   bench_targets(unseen_report), ""]
     return "\n".join([
         "# Offline tuning: `autotune bench`", "",
-        "Each workload is tuned three times (seeds 0-2) with the default 60 s budget, against an"
-        " exhaustive grid over the same space, PyTorch's defaults and the `num_workers = CPUs`"
-        " heuristic, all re-measured side by side; each tuning's recorded rate is then checked"
+        "Each workload is tuned three times (seeds 0-2) with the default 60 s budget, against"
+        " an exhaustive grid over the same space, PyTorch's defaults and the"
+        " `num_workers = CPUs` heuristic, all re-measured side by side; each tuning's recorded"
+        " rate is then checked"
         " against steady windows of a plain training loop. Every column shows the **worst** of"
         " the three tunings on its own measure. Columns and targets:"
         " [How it works: the search](../how-it-works/search.md#the-bench).", "",
@@ -167,8 +168,9 @@ def overhead_page() -> str:
         " control row (plain against plain) shows the machine's own noise. Where the noise is"
         " larger than the 2% budget, the directly accounted cost decides.", "",
         *_stamped(source, "\n".join(rows)),
-        f"Accounted on the training thread: at most **{accounted.get('bound_pct', float('nan')):.2f}%**"
-        f" of the step; per-stage timing inside the workers: at most **{stage.get('bound_pct', float('nan')):.2f}%**"
+        "Accounted on the training thread: at most"
+        f" **{accounted.get('bound_pct', float('nan')):.2f}%** of the step; per-stage timing"
+        f" inside the workers: at most **{stage.get('bound_pct', float('nan')):.2f}%**"
         f" of a worker's CPU. Control noise {data['noise_pct']:.1f}%; within budget:"
         f" {'yes' if data['within_budget'] else 'no'}.", ""])
 
@@ -176,6 +178,7 @@ def overhead_page() -> str:
 def gpu_page() -> str:
     recipe_src, recipe = _load(GPU_RECIPE)
     m = recipe["measured"]
+    tuned = LoaderConfig.from_params({**recipe["dataloader"], **recipe["transfer"]}).label()
     online_src, online = _load(GPU_ONLINE)
     return "\n".join([
         "# On a GPU", "",
@@ -187,7 +190,7 @@ def gpu_page() -> str:
         *_stamped(recipe_src,
                   "| | samples/s |\n|---|---:|\n"
                   f"| PyTorch defaults | {m['baseline_samples_per_s']:.1f} |\n"
-                  f"| tuned: `{LoaderConfig.from_params({**recipe['dataloader'], **recipe['transfer']}).label()}` |"
+                  f"| tuned: `{tuned}` |"
                   f" {m['samples_per_s']:.1f} ({m['speedup']:.2f}x) |"),
         "## Online: `autotune.DataLoader` on the demo", "",
         *_online_rows([(online_src, online), _load(H200 + "online-demo.json"),
@@ -206,7 +209,8 @@ def _online_rows(runs: list[tuple[Source, Any]]) -> list[str]:
     for src, online in runs:
         r = online["rounds"][0]
         lines += _stamped(src,
-                          "| chose | steps exploring | exploration cost | (b)/(c) whole run | (b)/(c) after tuning | ideal (c) |\n"
+                          "| chose | steps exploring | exploration cost | (b)/(c) whole run |"
+                          " (b)/(c) after tuning | ideal (c) |\n"
                           "|---|---:|---:|---:|---:|---|\n"
                           f"| {r['chosen']} | {r['exploration_ended_at']} | {r['exploration_cost_s']:.1f} s |"
                           f" {r['whole']:.3f} | {r['after']:.3f} | {online['ideal']} |")
@@ -226,7 +230,8 @@ def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: s
         lines += _stamped(verify_src,
                           "| | recorded | verified (plain loop) | recorded vs verified |\n|---|---:|---:|---:|\n"
                           f"| `{t['label']}` | {data['recorded_samples_per_s']:.1f} |"
-                          f" {data['verified_samples_per_s']:.1f} ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
+                          f" {data['verified_samples_per_s']:.1f}"
+                          f" ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
                           f" {data['difference_pct']:+.1f}% |")
     # Pooled per configuration, over the files that measured it: the same configuration under
     # several burst settings, never one configuration's bursts against another's windows.

@@ -1,5 +1,5 @@
 """Online tuning on a GPU: the demo (ResNet-50, 224 px, AMP) trained with the loop of
-`autotune bench --online` (autotune.bench.online_loop.train), three ways:
+`autotune bench --online` (benchmarks.online_loop.train), three ways:
 
   (b) autotune.DataLoader, starting from PyTorch's defaults, `--steps` steps;
   (c) `--ideal` from step 0, `--steps` steps (default: the loader knobs of the best configuration
@@ -22,9 +22,9 @@ import time
 
 import torch
 
-from autotune.bench.accuracy import parse_config
-from autotune.bench.online_figures import StepTimes
-from autotune.bench.online_loop import train
+from benchmarks.accuracy import parse_config
+from benchmarks.online_figures import StepTimes
+from benchmarks.online_loop import train
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
 from autotune.space.config import PYTORCH_DEFAULTS

@@ -16,8 +16,8 @@ import statistics
 
 import torch
 
-from autotune.bench.accuracy import parse_config
-from autotune.bench.online_loop import train
+from benchmarks.accuracy import parse_config
+from benchmarks.online_loop import train
 from autotune.online.loader import DataLoader
 from autotune.online.measurement import window_rate
 from autotune.online.options import OnlineOptions

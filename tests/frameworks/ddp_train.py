@@ -4,7 +4,8 @@ runs it under `autotune run`. Each rank prints `RANK r CONFIG <the loader's conf
 the end, as the loader's attributes read it.
 
     python ddp_train.py spawn|lightning ITEMS EPOCHS
-    torchrun --nproc-per-node 2 ddp_train.py torchrun|torchrun-nccl|torchrun-leader-stops ITEMS EPOCHS
+    torchrun --nproc-per-node 2 ddp_train.py MODE ITEMS EPOCHS
+        (MODE: torchrun, torchrun-nccl or torchrun-leader-stops)
 
 `torchrun-nccl` is the same loop on one GPU per rank, NCCL's all-reduce.
 """

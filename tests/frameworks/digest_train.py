@@ -1,5 +1,5 @@
-"""A plain training loop that knows nothing of autotune and prints what its loader handed it, so that
-a run under `autotune run` can be compared with the same script on torch's DataLoader.
+"""A plain training loop that knows nothing of autotune and prints what its loader handed it, so
+that a run under `autotune run` can be compared with the same script on torch's DataLoader.
 
     python digest_train.py ITEMS EPOCHS STEP_MS
 

@@ -34,7 +34,7 @@ class PatchAfterTorch(importlib.abc.MetaPathFinder):
             execute(module)
             _install()
 
-        spec.loader.exec_module = exec_then_patch
+        spec.loader.exec_module = exec_then_patch  # type: ignore[method-assign]  # this spec's only
         return spec
 
 

@@ -21,7 +21,7 @@ def plot_split(bars: list[tuple[str, StepSplit]], path: Path) -> Path:
     ax = fig.add_subplot()
     longest = max(split.step_ms for _, split in bars)
     no_copy = any(split.copy_pct is None for _, split in bars)
-    for row, (label, split) in enumerate(reversed(bars)):
+    for row, (_label, split) in enumerate(reversed(bars)):
         left = 0.0
         for part in PARTS:
             ms, pct = split.ms()[part], split.pcts()[part]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-# Colour-blind-safe (Okabe-Ito) colours; a part of the step and the bottleneck it stands for share one.
+# Colour-blind-safe (Okabe-Ito) colours; a part of the step and the bottleneck it stands for share
+# one.
 PART_COLOURS = {"wait": "#E69F00", "copy": "#CC79A7", "compute": "#009E73", "other": "#7F7F7F"}
 PART_LABELS = {"wait": "waiting for data", "copy": "host->device copy", "compute": "device compute",
                "other": "other (host work)"}

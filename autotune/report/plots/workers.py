@@ -1,4 +1,5 @@
-"""Throughput against num_workers, one line per prefetch_factor: where adding workers stops paying."""
+"""Throughput against num_workers, one line per prefetch_factor: where adding workers stops
+paying."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ def plot_workers(trials: list[TrialRecord], best: TrialRecord, path: Path,
                  tuned_rate: float | None = None) -> Path:
     """`tuned_rate`: the chosen configuration's mean over its measurements (the headline figure);
     the star sits there rather than on one of its bursts."""
-    tuned = best.samples_per_s if tuned_rate is None else tuned_rate
+    tuned = best.rate if tuned_rate is None else tuned_rate
     fig = new_figure()
     ax = fig.add_subplot()
     lines = _best_points(trials)
     no_workers = lines.pop(0, None)
-    for colour, pf in zip(LINE_COLOURS, sorted(lines)):
+    for colour, pf in zip(LINE_COLOURS, sorted(lines), strict=False):
         points = sorted(lines[pf].items())
         ax.plot([w for w, _ in points], [r for _, r in points], marker="o", color=colour,
                 linewidth=1.8, markersize=6, label=f"prefetch_factor={pf}")
@@ -43,7 +44,7 @@ def plot_workers(trials: list[TrialRecord], best: TrialRecord, path: Path,
     highest = max([r for line in lines.values() for r in line.values()]
                   + list((no_workers or {}).values()) + [tuned, device_ceiling or 0.0])
     ax.set_ylim(0, highest * 1.15)  # headroom: the tuned star and the legend stay clear of the top
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator's
     ax.set_title("Throughput by num_workers and prefetch_factor\n(best trial at each point;"
                  " the other knobs vary)", fontsize=12)
     style_axes(ax)
