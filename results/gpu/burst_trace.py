@@ -187,7 +187,7 @@ def main() -> None:
 
     import torch
 
-    from autotune.bench.accuracy import parse_config
+    from benchmarks.accuracy import parse_config
     from autotune.burst.runner import BurstSettings, run_burst
     from autotune.space.cpus import usable_cpus
     from autotune.workload.options import WorkloadOptions
