@@ -261,7 +261,7 @@ def index_page() -> str:
     for path in [*all_results(), ROOT / GPU_RECIPE]:
         s, _ = read(path)
         status = "historical" if s.historical else "current"
-        lines.append(f"| [`{s.path}`]({s.download}) | `{s.command.replace('|', '/')}` | {s.date} |"
+        lines.append(f"| [`{s.path}`]({s.link()}) | `{s.command.replace('|', '/')}` | {s.date} |"
                      f" `{s.commit}` | {s.machine} | {status} |")
     return "\n".join(lines) + "\n"
 
@@ -270,8 +270,3 @@ def pages() -> dict[str, str]:
     return {"benchmarks/index.md": index_page(), "benchmarks/offline.md": offline_page(),
             "benchmarks/online.md": online_page(), "benchmarks/accuracy.md": accuracy_page(),
             "benchmarks/overhead.md": overhead_page(), "benchmarks/gpu.md": gpu_page()}
-
-
-def copies() -> dict[str, Path]:
-    """Every source file, served beside the pages so that each stamp links to its data."""
-    return {f"benchmarks/{read(p)[0].download}": p for p in [*all_results(), ROOT / GPU_RECIPE]}
