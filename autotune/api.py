@@ -85,6 +85,9 @@ def _check_options(opts: TuneOptions, nvtx: Any, workload_factory: WorkloadFacto
 # The names the Python API had before it took the CLI's: each still works, with a warning.
 RENAMED = {"budget_s": "budget", "max_trials": "trials", "ram_budget_mib": "ram_budget",
            "study_name": "study"}
+# The TuneOptions field of each tune() keyword whose name differs (the search code reads the
+# model's names).
+FIELDS = {new: old for old, new in RENAMED.items()}
 
 
 def _renamed(old: dict[str, Any]) -> dict[str, Any]:
@@ -97,23 +100,6 @@ def _renamed(old: dict[str, Any]) -> dict[str, Any]:
         warnings.warn(f"autotune.tune({name}=...) is deprecated: use {RENAMED[name]}=..., as the"
                       f" CLI's --{RENAMED[name].replace('_', '-')}", DeprecationWarning, stacklevel=3)
     return {RENAMED[k]: v for k, v in old.items()}
-
-
-def options_of(*, budget: float = 60.0, trials: int | None = None, early_stop: bool = True,
-               knobs: tuple[str, ...] = (), device: str = "auto", seed: int | None = 0,
-               max_workers: int | None = None, ram_budget: float | None = None,
-               results_dir: Path | None = Path("results"), storage: str | None = None,
-               study: str | None = None, ranks_per_node: int | None = None,
-               resume: Path | None = None, burst: BurstOptions | dict[str, Any] | None = None,
-               target_rate: float | None = None, trace: bool = False, nvtx: bool = False,
-               stages: bool = True) -> TuneOptions:
-    """TuneOptions from the CLI's names (`autotune tune --budget` is `budget`, and so on)."""
-    return TuneOptions(budget_s=budget, max_trials=trials, early_stop=early_stop, knobs=knobs,
-                       device=device, seed=seed, max_workers=max_workers,
-                       ram_budget_mib=ram_budget, results_dir=results_dir, storage=storage,
-                       study_name=study, ranks_per_node=ranks_per_node, resume=resume,
-                       burst=BurstOptions() if burst is None else burst,
-                       target_rate=target_rate, trace=trace, nvtx=nvtx, stages=stages)
 
 
 def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
@@ -164,9 +150,11 @@ def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
     given = dict(budget=budget, trials=trials, early_stop=early_stop, knobs=knobs, device=device,
                  seed=seed, max_workers=max_workers, ram_budget=ram_budget,
                  results_dir=results_dir, storage=storage, study=study,
-                 ranks_per_node=ranks_per_node, resume=resume, burst=burst,
-                 target_rate=target_rate, trace=trace, nvtx=nvtx, stages=stages)
-    opts = options_of(**{**given, **_renamed(deprecated)})
+                 ranks_per_node=ranks_per_node, resume=resume,
+                 burst=BurstOptions() if burst is None else burst, target_rate=target_rate,
+                 trace=trace, nvtx=nvtx, stages=stages)
+    given.update(_renamed(deprecated))
+    opts = TuneOptions(**{FIELDS.get(name, name): value for name, value in given.items()})
     return tune_with(workload, opts, on_trial=on_trial, workload_factory=workload_factory)
 
 

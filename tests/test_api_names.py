@@ -10,6 +10,7 @@ import pytest
 import typer.main
 
 from autotune import api
+from autotune.search.options import TuneOptions
 from autotune.cli.app import app
 
 # The API's own keywords that have no CLI option: objects a command line cannot pass.
@@ -28,6 +29,14 @@ def test_every_keyword_is_a_cli_option_of_the_same_name():
     names = [n for n in inspect.signature(api.tune).parameters if n not in API_ONLY]
     missing = [n for n in names if REPEATED.get(n, f"--{n.replace('_', '-')}") not in flags]
     assert not missing, f"keywords of autotune.tune with no CLI option of that name: {missing}"
+
+
+def test_the_defaults_are_the_options_models():
+    fields = TuneOptions.model_fields
+    for name, param in inspect.signature(api.tune).parameters.items():
+        field = fields.get(api.FIELDS.get(name, name))
+        if field is not None and name != "burst":
+            assert param.default == field.get_default(call_default_factory=True), name
 
 
 def _captured(monkeypatch) -> dict:
