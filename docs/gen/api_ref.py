@@ -14,14 +14,31 @@ CLASSES = ("Workload", "TuneResult", "Recipe", "DeviceLoader", "DataLoader")
 ERRORS = ("AutotuneError", "RecipeError", "WorkloadError", "TuningInterrupted")
 
 
+def _plain(text: str) -> str:
+    """Annotations unquoted (postponed annotations are strings), paths and function defaults
+    as the same text on every platform and every run (a function's repr carries its address)."""
+    text = re.sub(r": '([^']*)'", r": \1", text)
+    text = re.sub(r"\b(?:Posix|Windows)Path\(", "Path(", text)
+    return re.sub(r"<function (\w+) at 0x[0-9a-f]+>", r"\1", text)
+
+
 def _signature(name: str, obj: Any) -> str:
+    """One parameter a line, as a formatter would write a long signature."""
     try:
-        text = f"{name}{inspect.signature(obj)}"
+        sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return name
-    text = re.sub(r"\b(?:Posix|Windows)Path\(", "Path(", text)
-    # A function default's repr carries its address, which changes each run: its name instead.
-    return re.sub(r"<function (\w+) at 0x[0-9a-f]+>", r"\1", text)
+    params, previous = [], None
+    for param in sig.parameters.values():
+        if param.kind is param.KEYWORD_ONLY and previous not in (param.KEYWORD_ONLY, param.VAR_POSITIONAL):
+            params.append("*")
+        params.append(_plain(str(param)))
+        previous = param.kind
+    ret = sig.return_annotation
+    arrow = "" if ret is sig.empty else " -> " + _plain(f": '{ret}'" if isinstance(ret, str) else f": {ret}")[2:]
+    if not params:
+        return f"{name}(){arrow}"
+    return f"{name}(\n" + "".join(f"    {p},\n" for p in params) + f"){arrow}"
 
 
 def _doc(obj: Any) -> str:
