@@ -1,4 +1,4 @@
-"""The Benchmarks pages, written from the committed results files when the docs are built: every
+"""The Benchmarks pages, written from the committed results files by docs/gen/pages.py: every
 table is rendered by the bench's own renderer from its JSON, and carries its file's stamp (date,
 commit, machine, command). No figure on these pages is typed by hand."""
 
@@ -250,7 +250,7 @@ def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: s
 
 def index_page() -> str:
     lines = ["# Benchmarks", "",
-             "Every figure on these pages is read, when the docs are built, from a committed file"
+             "Every figure on these pages is read, by `python docs/gen/pages.py`, from a committed file"
              " under `results/` (or an example recipe), and printed with that file's date, commit,"
              " machine and command. Files measured before the bench recorded its commit carry the"
              " commit that added them (git history) and are marked as historical records.", "",
