@@ -5,7 +5,9 @@ and turns what cannot be recommended into an error.
 
 from __future__ import annotations
 
+import warnings
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any, Callable
 
 from autotune.burst.ranks import RankGroup, WorkloadFactory
@@ -16,7 +18,7 @@ from autotune.report.writer import write_run
 from autotune.run_folder import claim
 from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrupted
-from autotune.search.options import TuneOptions
+from autotune.search.options import BurstOptions, TuneOptions
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.trial import TrialStatus
 from autotune.search.tuner import Tuner
@@ -81,18 +83,86 @@ def _check_options(opts: TuneOptions, nvtx: Any, workload_factory: WorkloadFacto
                            " rank per node")
 
 
-def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | None = None,
-         workload_factory: WorkloadFactory | None = None, **options: Any) -> TuneResult:
-    """Tune `workload`'s input pipeline. Options are those of TuneOptions (budget_s, max_trials,
-    device, seed, max_workers, results_dir, storage, study_name, ranks_per_node, ram_budget_mib,
-    resume, burst, target_rate, trace, nvtx). Writes a run folder unless results_dir=None (and
-    resume is not set). With ranks_per_node > 1, `workload_factory(device)` builds the workload
-    in each extra rank's process (it must be picklable).
+# The names the Python API had before it took the CLI's: each still works, with a warning.
+RENAMED = {"budget_s": "budget", "max_trials": "trials", "ram_budget_mib": "ram_budget",
+           "study_name": "study"}
+# The TuneOptions field of each tune() keyword whose name differs (the search code reads the
+# model's names).
+FIELDS = {new: old for old, new in RENAMED.items()}
 
-    Raises TuningInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing the report of
-    what was measured; WorkloadError when the workload fails in every configuration, or every
-    configuration measured over the RAM budget."""
-    opts = TuneOptions(**options)
+
+def _renamed(old: dict[str, Any]) -> dict[str, Any]:
+    """The new names of deprecated keywords, each with a DeprecationWarning; a TypeError for a
+    keyword tune() does not take, as Python gives."""
+    unknown = [k for k in old if k not in RENAMED]
+    if unknown:
+        raise TypeError(f"tune() got an unexpected keyword argument {unknown[0]!r}")
+    for name in old:
+        warnings.warn(f"autotune.tune({name}=...) is deprecated: use {RENAMED[name]}=..., as the"
+                      f" CLI's --{RENAMED[name].replace('_', '-')}", DeprecationWarning, stacklevel=3)
+    return {RENAMED[k]: v for k, v in old.items()}
+
+
+def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
+         early_stop: bool = True, knobs: tuple[str, ...] = (), device: str = "auto",
+         seed: int | None = 0, max_workers: int | None = None, ram_budget: float | None = None,
+         results_dir: Path | None = Path("results"), storage: str | None = None,
+         study: str | None = None, ranks_per_node: int | None = None, resume: Path | None = None,
+         burst: BurstOptions | dict[str, Any] | None = None, target_rate: float | None = None,
+         trace: bool = False, nvtx: bool = False, stages: bool = True,
+         on_trial: Callable[[TuningProgress], None] | None = None,
+         workload_factory: WorkloadFactory | None = None, **deprecated: Any) -> TuneResult:
+    """Tune `workload`'s input pipeline. The keywords are `autotune tune`'s options, by the same
+    names (`budget` is `--budget`, `ram_budget` is `--ram-budget`):
+
+    Args:
+        workload: what to tune (a `Workload`; `autotune.workload` builds them).
+        budget: wall-clock budget in seconds for the whole tuning.
+        trials: stop after this many measured trials.
+        early_stop: end the search once the device ceiling is reached or nothing improves.
+        knobs: opt-in knobs to search as well (e.g. `("in_order",)`).
+        device: `"auto"`, `"cpu"` or `"cuda[:index]"`.
+        seed: seed of the search.
+        max_workers: cap on num_workers (default 4x usable CPUs, at most 32).
+        ram_budget: host RAM in MiB a configuration may use (default: half of what is available).
+        results_dir: where run folders go; None writes nothing (unless `resume` is set).
+        storage: optuna storage, an RDB URL or a journal file path.
+        study: join or create this study in the storage.
+        ranks_per_node: measure each configuration on this many ranks at once.
+        resume: run folder of an earlier tuning to continue.
+        burst: burst settings (`BurstOptions` or its fields as a dict).
+        target_rate: replace the step with a simulated accelerator consuming this many samples/s.
+        trace: record a torch.profiler trace of the tuned configuration.
+        nvtx: wrap fetch, collate, copy and step in NVTX ranges.
+        stages: time the pipeline's stages in one short burst of the tuned configuration.
+        on_trial: called with the progress after each trial.
+        workload_factory: with ranks_per_node > 1, builds the workload in each extra rank's
+            process from its device (it must be picklable).
+
+    Deprecated aliases, each with a DeprecationWarning: `budget_s` (`budget`), `max_trials`
+    (`trials`), `ram_budget_mib` (`ram_budget`), `study_name` (`study`).
+
+    Raises:
+        TuningInterrupted: (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing the report of
+            what was measured.
+        WorkloadError: when the workload fails in every configuration, or every configuration
+            measured over the RAM budget.
+    """
+    given = dict(budget=budget, trials=trials, early_stop=early_stop, knobs=knobs, device=device,
+                 seed=seed, max_workers=max_workers, ram_budget=ram_budget,
+                 results_dir=results_dir, storage=storage, study=study,
+                 ranks_per_node=ranks_per_node, resume=resume,
+                 burst=BurstOptions() if burst is None else burst, target_rate=target_rate,
+                 trace=trace, nvtx=nvtx, stages=stages)
+    given.update(_renamed(deprecated))
+    opts = TuneOptions(**{FIELDS.get(name, name): value for name, value in given.items()})
+    return tune_with(workload, opts, on_trial=on_trial, workload_factory=workload_factory)
+
+
+def tune_with(workload: Workload, opts: TuneOptions, *,
+              on_trial: Callable[[TuningProgress], None] | None = None,
+              workload_factory: WorkloadFactory | None = None) -> TuneResult:
+    """`tune` with its options already made (the CLI's path)."""
     _check_budgets(opts)
     nvtx = load_nvtx() if opts.nvtx else None
     _check_options(opts, nvtx, workload_factory)

@@ -43,8 +43,8 @@ def heuristic(space: SearchSpace, cpus: int) -> LoaderConfig:
 
 
 def _tune(workload: Workload, opts: BenchOptions, seed: int, ram_budget_mib: float) -> TuneResult:
-    return tune(workload, budget_s=opts.budget_s, seed=seed, device=opts.device,
-                max_workers=opts.max_workers, ram_budget_mib=ram_budget_mib, results_dir=None)
+    return tune(workload, budget=opts.budget_s, seed=seed, device=opts.device,
+                max_workers=opts.max_workers, ram_budget=ram_budget_mib, results_dir=None)
 
 
 def held_off(bw: BenchWorkload, opts: BenchOptions, device_type: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "docs" / "gen"))
 
 import cli_ref  # noqa: E402
 import model_ref  # noqa: E402
+import pages  # noqa: E402
 import readme  # noqa: E402
 
 QUICK_START = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e . && autotune tune")
@@ -81,3 +82,31 @@ def test_the_readme_results_table_is_the_generated_one():
     text = (ROOT / "README.md").read_text()
     assert readme.block() in text
     assert len(text.splitlines()) <= 250
+
+
+@pytest.mark.parametrize("page", sorted(pages.expected()))
+def test_the_committed_page_is_the_generated_one(page):
+    committed = ROOT / "docs" / page
+    assert committed.is_file() and committed.read_text() == pages.expected()[page], (
+        f"docs/{page} differs from what the code generates: run `{pages.COMMAND}` and commit it")
+
+
+# [text](target) and [text]: target, outside code spans and fenced blocks.
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def _links(path: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+
+
+def _documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("doc", _documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_points_to_a_file_that_exists(doc):
+    """As the repository view follows them: relative to the page, to a file in the checkout."""
+    broken = [t for t in _links(doc) if not (doc.parent / t.split("#")[0]).exists()]
+    assert not broken, f"{doc.relative_to(ROOT)} links to files that do not exist: {broken}"

@@ -80,7 +80,8 @@ def test_an_autotune_that_cannot_patch_leaves_the_script_torchs_loader(tmp_path)
 
 def test_the_options_reach_the_child_as_json():
     env = child_environment(OnlineOptions(results_dir=Path("out"), fixed=("num_workers",)), {"A": "1"})
-    assert json.loads(env[ENV_VAR]) == {"results_dir": "out", "fixed": ["num_workers"]}
+    assert json.loads(env[ENV_VAR]) == {"results_dir": "out", "fixed": ["num_workers"],
+                                       "notices": "settled"}  # the command prints the reports
     assert env["A"] == "1" and env["PYTHONPATH"].endswith(os.path.join("online", "boot"))
 
 

@@ -28,7 +28,7 @@ import typer
 import autotune.online.boot as boot
 from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
 from autotune.errors import OptionsError
-from autotune.online.options import ENV_VAR, OnlineOptions, resolve
+from autotune.online.options import ENV_VAR, Notices, OnlineOptions, resolve
 from autotune.run_paths import ONLINE_PREFIX, RUNS, check_writable, run_dirs
 
 
@@ -62,6 +62,8 @@ def child_environment(options: OnlineOptions, environ: dict[str, str] | None = N
     env = dict(os.environ if environ is None else environ)
     boot_dir = str(Path(boot.__file__).parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (boot_dir, env.get("PYTHONPATH")) if p)
+    if options.notices is Notices.ALL:  # the final lines are the reports printed at the end
+        options = options.model_copy(update={"notices": Notices.SETTLED})
     env[ENV_VAR] = json.dumps(options.model_dump(mode="json", exclude_defaults=True))
     return env
 

@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from autotune.api import tune as run_tuning
+from autotune.api import tune_with
 from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_errors, option_error,
                                  print_diagnosis)
 from autotune.burst.ranks import spec_factory
@@ -183,8 +183,7 @@ def tune(
                            left=max(0.0, p.budget_s - p.elapsed_s), best=best)
 
             factory = spec_factory(workload, wl_options) if (ranks_per_node or 1) > 1 else None
-            result = run_tuning(work, on_trial=on_trial, workload_factory=factory,
-                                **options.model_dump())
+            result = tune_with(work, options, on_trial=on_trial, workload_factory=factory)
     except TuningInterrupted as stop:
         raise typer.Exit(_interrupted(stop, out)) from None
     _show(result, out)

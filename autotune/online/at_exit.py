@@ -16,7 +16,7 @@ log = logging.getLogger("autotune")
 
 
 class Writer(Protocol):
-    def write(self) -> object: ...
+    def at_exit(self) -> object: ...
 
 
 _writers: list[Writer] = []
@@ -39,7 +39,7 @@ def write_all() -> None:
         return
     for writer in list(_writers):
         try:
-            writer.write()
+            writer.at_exit()
         except Exception:  # noqa: BLE001 - an exiting training keeps its own exit status
             log.debug("autotune could not write its results at exit", exc_info=True)
 

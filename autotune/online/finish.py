@@ -1,5 +1,5 @@
-"""What online tuning leaves behind: the recipe (the CLI's model), a one-line summary on the
-"autotune" logger, and a short report, written into a run folder under results/ as soon as
+"""What online tuning leaves behind: the recipe (the CLI's model), a one-line summary for the user
+(notice.py: when exploring ends, and at exit), and a short report, written into a run folder under results/ as soon as
 exploring ends, checkpointed while it goes on, and rewritten at exit or on SIGTERM (at_exit.py).
 A run that ends while exploring leaves the best configuration measured so far, marked
 `exploration incomplete`. A figure that was not measured is null (n/a), never 0 or 1.0x."""
@@ -17,6 +17,7 @@ from autotune import environment
 from autotune.online import at_exit
 from autotune.online.options import TUNED
 from autotune.online.measurement import Measurement
+from autotune.online.notice import Moment, Notices, say
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
@@ -188,6 +189,7 @@ class Outbox:
     interim: Callable[[], Callable[[], Outcome | None] | None] | None = None
     written: Path | None = None
     ranks: int | None = None  # ranks per node, as the loader found them (ranks.py)
+    notices: Notices = Notices.ALL
     _written_outcome: Outcome | None = field(default=None, repr=False)
 
     def arm(self) -> None:
@@ -195,10 +197,21 @@ class Outbox:
             at_exit.register(self)
 
     def publish(self, outcome: Outcome) -> None:
-        """The final outcome: logged and written now, not only at exit."""
+        """The final outcome: written and told now, not only at exit."""
         self.outcome = outcome
-        log.info(outcome.line)
-        self.write()
+        say(self._with_report(outcome.line, self.write()), self.notices, Moment.SETTLED)
+
+    def at_exit(self) -> None:
+        """Written again, and told once more: the final line, with where its report is."""
+        run_dir = self.write()
+        if run_dir is not None and self._written_outcome is not None:
+            line = self._written_outcome.line.replace("autotune.DataLoader", "autotune.DataLoader"
+                                                      " (at exit)", 1)
+            say(self._with_report(line, run_dir), self.notices, Moment.EXIT)
+
+    @staticmethod
+    def _with_report(line: str, run_dir: Path | None) -> str:
+        return line if run_dir is None else f"{line}; report: {run_dir / 'report.md'}"
 
     def write(self) -> Path | None:
         """The run folder with recipe.json and report.md; None when there is nothing to write.

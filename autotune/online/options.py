@@ -4,6 +4,7 @@ JSON in the AUTOTUNE_ONLINE environment variable (what `autotune run` sets), ove
 from __future__ import annotations
 
 import os
+from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,6 +16,14 @@ ENV_VAR = "AUTOTUNE_ONLINE"
 # The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
 # climb: `autotune run` validates its options without importing torch.
 TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
+
+
+class Notices(str, Enum):
+    """The lines autotune.DataLoader prints for the user (online/notice.py)."""
+
+    ALL = "all"  # when the loader settles, and at exit
+    SETTLED = "settled"  # when it settles only: `autotune run` prints the final reports itself
+    NONE = "none"
 
 
 class OnlineOptions(BaseModel):
@@ -51,6 +60,9 @@ class OnlineOptions(BaseModel):
     # batch before it counts as failed (a hung worker) and the configuration the script gave
     # takes over. The script's own configuration keeps torch's behaviour: no timeout.
     candidate_timeout_s: float = Field(300.0, gt=0)
+    # The one-line notices on stderr (or your logging handlers), rank 0 only: "all" (when the
+    # loader settles, and at exit), "settled", or "none". AUTOTUNE_QUIET=1 is "none".
+    notices: Notices = Notices.ALL
 
     @field_validator("fixed", mode="before")
     @classmethod

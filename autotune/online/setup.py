@@ -49,7 +49,8 @@ def new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> S
         start = loader.given()
         writes = os.environ.get("RANK") in (None, "0")  # nothing of autotune's that could fail
         session = Session(FixedPolicy(start), InnerLoaders.of(loader),
-                          Outbox(loader.online.results_dir if writes else None, base),
+                          Outbox(loader.online.results_dir if writes else None, base,
+                                 notices=loader.online.notices),
                           {"name": base}, batch_size=loader.batch_size or 1,
                           device=torch.device("cpu"), given=start)
         session.untuned_why = why
@@ -90,7 +91,7 @@ def _new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> 
     if not sequential(loader):
         reg.shuffling.add(loader)
     session = Session(policy, InnerLoaders.of(loader),
-                      Outbox(opts.results_dir if writes else None, name),
+                      Outbox(opts.results_dir if writes else None, name, notices=opts.notices),
                       workload, batch_size=workload["batch_size"] or 1,
                       device=torch.device("cuda" if loader.cuda() else "cpu"), given=given,
                       identity=key)

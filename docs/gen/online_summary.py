@@ -76,7 +76,7 @@ def summary(files: tuple[str, ...]) -> list[str]:
                      f" {ratios(row.after, [], row.targets.get('online_after'))} | {row.ideal} |"
                      f" {chosen} |"
                      f" {source.date[:10]}, `{source.commit.split()[0]}` | {policy(source.commit, key)} |"
-                     f" [`{Path(source.path).parent.name}`](../benchmarks/{source.download}) |")
+                     f" [`{Path(source.path).parent.name}`]({source.link()}) |")
     met = sum(r.targets.get("online_whole") is True and r.targets.get("online_after") is True
               for r, _ in rows.values())
     head = ("| workload | whole run (worst) | after tuning (worst) | ideal (c) | (b) chose |"

@@ -1,4 +1,4 @@
-"""The Benchmarks pages, written from the committed results files when the docs are built: every
+"""The Benchmarks pages, written from the committed results files by docs/gen/pages.py: every
 table is rendered by the bench's own renderer from its JSON, and carries its file's stamp (date,
 commit, machine, command). No figure on these pages is typed by hand."""
 
@@ -255,7 +255,7 @@ def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: s
 
 def index_page() -> str:
     lines = ["# Benchmarks", "",
-             "Every figure on these pages is read, when the docs are built, from a committed file"
+             "Every figure on these pages is read, by `python docs/gen/pages.py`, from a committed file"
              " under `results/` (or an example recipe), and printed with that file's date, commit,"
              " machine and command. Files measured before the bench recorded its commit carry the"
              " commit that added them (git history) and are marked as historical records.", "",
@@ -266,7 +266,7 @@ def index_page() -> str:
     for path in [*all_results(), ROOT / GPU_RECIPE]:
         s, _ = read(path)
         status = "historical" if s.historical else "current"
-        lines.append(f"| [`{s.path}`]({s.download}) | `{s.command.replace('|', '/')}` | {s.date} |"
+        lines.append(f"| [`{s.path}`]({s.link()}) | `{s.command.replace('|', '/')}` | {s.date} |"
                      f" `{s.commit}` | {s.machine} | {status} |")
     return "\n".join(lines) + "\n"
 
@@ -275,8 +275,3 @@ def pages() -> dict[str, str]:
     return {"benchmarks/index.md": index_page(), "benchmarks/offline.md": offline_page(),
             "benchmarks/online.md": online_page(), "benchmarks/accuracy.md": accuracy_page(),
             "benchmarks/overhead.md": overhead_page(), "benchmarks/gpu.md": gpu_page()}
-
-
-def copies() -> dict[str, Path]:
-    """Every source file, served beside the pages so that each stamp links to its data."""
-    return {f"benchmarks/{read(p)[0].download}": p for p in [*all_results(), ROOT / GPU_RECIPE]}

@@ -22,17 +22,15 @@ class Source:
     machine: str
     historical: str | None
 
-    @property
-    def download(self) -> str:
-        """Where the docs site serves a copy of the file (the hook copies every source there)."""
-        return f"files/{self.path}"
+    def link(self, page_dir: str = "benchmarks") -> str:
+        """The file, relative to a page in docs/`page_dir`: it opens in the repository view."""
+        return "../" * (len(Path(page_dir).parts) + 1) + self.path
 
     def stamp(self, page_dir: str = "benchmarks") -> str:
         """The line under every figure: what ran, when, where, on which commit, from which file."""
-        depth = "../" * len(Path(page_dir).parts)
         mark = " **Historical record.**" if self.historical else ""
         return (f"*Measured {self.date} on {self.machine}, commit `{self.commit}`:"
-                f" `{self.command}` — [`{self.path}`]({depth}benchmarks/{self.download}).*{mark}")
+                f" `{self.command}` — [`{self.path}`]({self.link(page_dir)}).*{mark}")
 
 
 def _machine(env: dict[str, Any]) -> str:

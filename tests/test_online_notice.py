@@ -1,0 +1,113 @@
+"""The user's two lines: a plain script with autotune.DataLoader (no logging configured) prints one
+line on stderr when the loader settles and one at exit, each with the choice, the gain and the
+report's path; AUTOTUNE_QUIET=1, the `notices` option and the logger's level silence them; a rank
+other than 0 says nothing."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from autotune.online.notice import Moment, say
+from autotune.online.options import Notices
+
+SCRIPT = textwrap.dedent("""
+    import logging, sys
+    import torch
+    import autotune
+
+    class Squares(torch.utils.data.Dataset):
+        def __len__(self):
+            return 96
+
+        def __getitem__(self, i):
+            return torch.tensor([i * i])
+
+    if __name__ == "__main__":
+        if "--warning" in sys.argv:
+            logging.getLogger("autotune").setLevel(logging.WARNING)
+        online = {"max_workers": 1, "fixed": ["prefetch_factor", "persistent_workers",
+                  "pin_memory"], "window_steps": 2, "warmup_steps": 1, "max_explore_steps": 40}
+        if "--none" in sys.argv:
+            online["notices"] = "none"
+        loader = autotune.DataLoader(Squares(), batch_size=2, online=online)
+        for epoch in range(2):
+            for batch in loader:
+                pass
+        print("TRAINED")
+""")
+
+
+def _run(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "plain.py"
+    script.write_text(SCRIPT)
+    environ = {k: v for k, v in os.environ.items() if k not in ("AUTOTUNE_QUIET", "AUTOTUNE_ONLINE",
+                                                                 "RANK")}
+    done = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=240, env={**environ, **env})
+    assert done.returncode == 0 and "TRAINED" in done.stdout, done.stderr[-3000:]
+    return done
+
+
+def _notices(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("autotune.DataLoader")]
+
+
+@pytest.mark.slow
+def test_a_plain_script_prints_one_line_when_settled_and_one_at_exit(tmp_path):
+    lines = _notices(_run(tmp_path).stderr)
+    assert len(lines) == 2, lines
+    settled, final = lines
+    assert settled.startswith("autotune.DataLoader chose ") and "x over " in settled
+    assert final.startswith("autotune.DataLoader (at exit) chose ") and "x over " in final
+    for line in lines:
+        report = line.rsplit("; report: ", 1)[1]
+        assert (tmp_path / report).is_file(), line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args, env", [((), {"AUTOTUNE_QUIET": "1"}), (("--none",), {}),
+                                       (("--warning",), {})])
+def test_the_lines_can_be_silenced(tmp_path, args, env):
+    done = _run(tmp_path, *args, **env)
+    assert _notices(done.stderr) == [], done.stderr
+    assert list((tmp_path / "results").rglob("report.md"))  # silenced, still written
+
+
+@pytest.fixture
+def notice_records(caplog):
+    with caplog.at_level(logging.INFO, logger="autotune"):
+        yield lambda: [r.message for r in caplog.records if r.name == "autotune.notice"]
+
+
+def test_only_rank_zero_speaks(monkeypatch, notice_records):
+    monkeypatch.delenv("AUTOTUNE_QUIET", raising=False)
+    monkeypatch.setenv("RANK", "1")
+    say("from rank 1", Notices.ALL, Moment.SETTLED)
+    monkeypatch.setenv("RANK", "0")
+    say("from rank 0", Notices.ALL, Moment.SETTLED)
+    assert notice_records() == ["from rank 0"]
+
+
+def test_settled_only_leaves_the_exit_line_to_autotune_run(monkeypatch, notice_records):
+    monkeypatch.delenv("AUTOTUNE_QUIET", raising=False)
+    monkeypatch.delenv("RANK", raising=False)
+    say("settled", Notices.SETTLED, Moment.SETTLED)
+    say("at exit", Notices.SETTLED, Moment.EXIT)
+    assert notice_records() == ["settled"]
+
+
+def test_autotune_run_asks_its_script_for_the_settled_line_only():
+    from autotune.cli.run_cmd import child_environment
+    from autotune.online.options import ENV_VAR, resolve
+
+    env = child_environment(resolve({}, environ={}), environ={})
+    assert resolve(None, environ=env).notices is Notices.SETTLED
+    quiet = child_environment(resolve({"notices": "none"}, environ={}), environ={})
+    assert resolve(None, environ=quiet).notices is Notices.NONE
+    assert ENV_VAR in env
