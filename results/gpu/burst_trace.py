@@ -189,7 +189,9 @@ def main() -> None:
 
     from benchmarks.accuracy import parse_config
     from autotune.burst.runner import BurstSettings, run_burst
+    from autotune import environment
     from autotune.space.cpus import usable_cpus
+    from benchmarks.provenance import git_commit
     from autotune.workload.options import WorkloadOptions
     from autotune.workload.spec import load_workload
 
@@ -212,6 +214,7 @@ def main() -> None:
     raw = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "command": "python3 results/gpu/burst_trace.py " + " ".join(sys.argv[1:]),
            "gpu": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
+           "commit": git_commit(), "environment": environment.collect(device),
            "batch_size": workload.batch_size, "configs": configs, "cpus": opts.cpus or None,
            "pinned_workers": PINNED if opts.pin_workers else None,
            "rounds": []}

@@ -127,7 +127,11 @@ def main() -> None:
 def report(opts: argparse.Namespace, runs: list[dict]) -> dict:
     import torch
 
-    return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    from autotune import environment
+    from benchmarks.provenance import git_commit
+
+    return {"commit": git_commit(), "environment": environment.collect(),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "command": "python3 results/gpu/script_speed.py " + " ".join(sys.argv[1:]),
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "cpus": os.cpu_count(), "torch": torch.__version__,
