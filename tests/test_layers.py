@@ -17,6 +17,7 @@ LAYERS = (
     ("probe", "profiling", "environment"),
     ("diagnosis",),
     ("recipe",),
+    ("memory",),
     ("search",),
     ("cluster",),
     ("report",),

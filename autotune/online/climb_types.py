@@ -38,6 +38,34 @@ class StopReason(StrEnum):
     FAILED = "a configuration failed"
     INCOMPLETE = "exploration incomplete"
     RUN_END = "the steps left cannot repay more exploring"
+    REMEMBERED = "the remembered choice still holds"
+
+
+class Check(StrEnum):
+    """Where a run that started from the memory (online/memory.py) stands with its check."""
+
+    CHECKING = "checking"
+    HELD = "held"  # its first windows agree with the remembered rate, within the noise
+    DRIFTED = "drifted"  # they do not: exploring started again
+    UNCHECKED = "unchecked"  # nothing to compare with (a recipe of `autotune tune`'s)
+
+
+@dataclass
+class Reuse:
+    """What this run took from the memory, and what its check of the remembered best found."""
+
+    run: int  # this run's number for the workload on this machine
+    label: str  # the remembered choice, run from step 0
+    finished: bool  # the remembered exploring had finished
+    measured: int  # configurations remembered
+    remembered_rate: float | None  # batches/s of the remembered best in the loop; None: not
+    remembered_n: int  # its windows
+    noise_cv: float | None  # the remembered windows' noise (one window's relative std)
+    source: str = "online"
+    check: Check = Check.CHECKING
+    check_steps: int = 0
+    rate: float | None = None  # batches/s of the check's windows
+    band: float | None = None  # the drift the check allowed, as a share of the remembered rate
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,17 @@ class OnlineOptions(BaseModel):
     # batch before it counts as failed (a hung worker) and the configuration the script gave
     # takes over. The script's own configuration keeps torch's behaviour: no timeout.
     candidate_timeout_s: float = Field(300.0, gt=0)
+    # The memory of earlier runs of the same workload on this machine (online/memory.py): a
+    # folder, or False for none. Default: $AUTOTUNE_MEMORY (a folder, or `off`), else the
+    # user's cache (~/.cache/autotune/memory on Linux).
+    memory: Path | bool | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("off", "false", "no", "none", "0"):
+            return False
+        return None if value is True else value
 
     @field_validator("fixed", mode="before")
     @classmethod

@@ -43,8 +43,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
-from autotune.online.climb_types import (START_WINDOWS, ClimbSettings, Request, StopReason,
-                                         Verdict, normal)
+from autotune.online.climb_types import (START_WINDOWS, Check, ClimbSettings, Request, Reuse,
+                                         StopReason, Verdict, normal)
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.plan import ClimbPlan
@@ -53,6 +53,12 @@ from autotune.decision.rate import pooled_cv, tolerance
 from autotune.decision.thresholds import TARGET
 from autotune.decision.worker_range import Fits, any_fits
 from autotune.space.config import LoaderConfig
+
+# The least drift of the remembered best's rate that starts exploring again, as a share of it. A
+# run's rate moves between minutes by more than its windows' noise says: hand-tuned runs of the
+# PyTorch tutorial's script took 15.2 to 17.7 s on an idle machine (issue 48), and a re-exploration
+# costs 10-20% of such a run.
+DRIFT_FLOOR = 0.1
 
 
 class Policy(Protocol):
@@ -90,6 +96,7 @@ class HillClimb(ClimbPlan):
         # until it answers (pool_memory.RamReading reads on a thread).
         self._ram = ram
         self.room = room  # why a candidate would not fit in memory now, checked before it starts
+        self._fits = fits
         self.range = settings.worker_range(start, fits)
         self.tuned = tuned
         start = normal(start)
@@ -107,6 +114,7 @@ class HillClimb(ClimbPlan):
         # whole-epoch window (ClimbSettings.whole_epochs); the run's first epoch starts a pool.
         self._since_epoch_start = False
         self._climb = self._plan()
+        self.reuse: Reuse | None = None  # set where the run starts from the memory (memory.py)
         if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
                 or "pin_memory" in tuned and settings.cuda):
             self._stop(StopReason.NOTHING)
@@ -117,6 +125,9 @@ class HillClimb(ClimbPlan):
         if not self.exploring:
             return None
         self.steps += 1
+        if self.checking:
+            assert self.reuse is not None
+            self.reuse.check_steps += 1
         m = self.measured[self.current]
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
@@ -136,6 +147,8 @@ class HillClimb(ClimbPlan):
     def _window_closed(self, m: Measurement) -> LoaderConfig | None:
         if m.ram_mib is None:
             m.ram_mib = self._ram(m.config)
+        if self.checking:
+            return self._checked(m)
         verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None
@@ -160,6 +173,47 @@ class HillClimb(ClimbPlan):
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch
+
+    # -- a run started from the memory: the remembered best is checked first -----------------
+
+    @property
+    def checking(self) -> bool:
+        return self.reuse is not None and self.reuse.check is Check.CHECKING
+
+    def _checked(self, m: Measurement) -> LoaderConfig | None:
+        """A window of the remembered best, run from step 0. Once it has `min_windows`, their
+        rate is compared with the remembered one: within the noise (and DRIFT_FLOOR) the memory
+        holds, and the run goes on where it stopped (a finished exploring stays finished);
+        beyond it, exploring starts again from the configuration running."""
+        r = self.reuse
+        assert r is not None
+        if m.n < self.settings.min_windows:
+            return None
+        r.rate = m.mean
+        if not r.remembered_rate:
+            r.check = Check.UNCHECKED
+        else:
+            r.band = max(DRIFT_FLOOR, tolerance(r.noise_cv, r.remembered_n, m.n))
+            if abs(m.mean / r.remembered_rate - 1) > r.band:
+                r.check = Check.DRIFTED
+                return self._restart(m)
+            r.check = Check.HELD
+        m.fresh_from = 0  # the remembered windows and the check's: one configuration's
+        if r.finished:
+            return self._stop(StopReason.REMEMBERED)
+        return self._advance(Verdict.TIED)  # the plan, from its start, over what is measured
+
+    def _restart(self, m: Measurement) -> LoaderConfig | None:
+        """The remembered measurements no longer hold: a climb from the configuration running,
+        on the check's windows alone (a baseline at the script's start would cost a pool's
+        restart and its slow steps)."""
+        m.rates, m.spans, m.fresh_from = m.counted, m.spans[m.fresh_from:], 0
+        self.start = m.config
+        self.measured = {m.config: m}
+        self.best = m
+        self.range = self.settings.worker_range(m.config, self._fits)
+        self._climb = self._plan()
+        return self._advance(Verdict.TIED)
 
     def failed(self, config: LoaderConfig, error: str) -> LoaderConfig:
         """`config` raised where the start did not (a worker killed, /dev/shm full, a timeout):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ class Registry:
     # anew at each evaluation, as transformers' get_eval_dataloader does) rewrites its folder.
     folders: dict[tuple[str, str], Path] = field(default_factory=dict)  # (results dir, name)
     pid: int = field(default_factory=os.getpid)
+    run: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # this run, in the memory
 
     def name(self, base: str, identity: Hashable) -> str:
         """`base`, made distinct from the names other workloads took in this process; a loader
