@@ -201,7 +201,11 @@ class HillClimb(ClimbPlan):
         m.fresh_from = 0  # the remembered windows and the check's: one configuration's
         if r.finished:
             return self._stop(StopReason.REMEMBERED)
-        return self._advance(Verdict.TIED)  # the plan, from its start, over what is measured
+        # The plan again from its start, over what is measured: each step judged as it was (from
+        # the start's measurement on) until the first configuration never measured.
+        if self.measured[self.start].n:
+            self.best = self.measured[self.start]
+        return self._advance(Verdict.TIED)
 
     def _restart(self, m: Measurement) -> LoaderConfig | None:
         """The remembered measurements no longer hold: a climb from the configuration running,
