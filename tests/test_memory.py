@@ -213,3 +213,34 @@ def test_a_report_never_names_a_best_without_its_rate():
     STARVED.run(climb, limit=60)
     outcome = Outcome.of(climb, Ledger(), WORKLOAD, 32, device=__import__("torch").device("cpu"))
     assert "n/a samples/s" not in outcome.line
+
+
+# -- through autotune.DataLoader (real workers; nothing timed) ---------------------------------------
+
+def test_the_next_process_starts_where_the_last_one_left_off(tmp_path):
+    import autotune
+    from autotune.online import registry
+    from online_fakes import Indices
+
+    def train():
+        loader = autotune.DataLoader(Indices(240), batch_size=8, shuffle=True,
+                                     online={"memory": str(tmp_path), "results_dir": None,
+                                             "max_workers": 2})
+        for _ in range(2):
+            seen = sorted(i for batch in loader for i in batch.tolist())
+            assert seen == list(range(240))  # every item once an epoch, memory or not
+        loader.write_results()
+        return loader
+
+    first = train()
+    [(_, entry)] = store.entries(tmp_path)
+    assert entry is not None and entry.runs == 1 and entry.name == first._session.outbox.name
+    registry.reset()  # a new process
+    second = train()
+    reuse = second._session.policy.reuse
+    assert reuse is not None and reuse.run == 2
+    assert reuse.label == LoaderConfig.from_params(entry.chosen).label()
+    s = second._session
+    outcome = s.outbox.outcome or s._interim()
+    assert "run 2 of this workload here" in outcome.line
+    assert outcome.measured.memory and store.entries(tmp_path)[0][1].runs == 2

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import (bench_cmd, env_cmd, overhead_cmd, report_cmd, run_cmd, show_cmd, slurm_cmd,
-                          tune_cmd, verify_cmd)
+from autotune.cli import (bench_cmd, env_cmd, memory_cmd, overhead_cmd, report_cmd, run_cmd, show_cmd,
+                          slurm_cmd, tune_cmd, verify_cmd)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Tune a PyTorch input pipeline by measuring short training bursts.")
@@ -18,6 +18,7 @@ app.command("overhead")(overhead_cmd.overhead)
 app.command("bench")(bench_cmd.bench)
 app.command("verify")(verify_cmd.verify)
 app.command("run", context_settings=run_cmd.RUN_CONTEXT)(run_cmd.run)
+app.add_typer(memory_cmd.memory_app, name="memory")
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ from autotune.memory.record import Entry, Source, Windows
 from autotune.online.climb_types import Check, Request, Reuse, with_value
 from autotune.online.measurement import Measurement
 from autotune.online.policy import HillClimb
+from autotune.online.workload import describe
+from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
 
 log = logging.getLogger("autotune")
@@ -104,6 +106,28 @@ class Memory:
                          measured=list(shot.measured))
 
         store.update(self.folder, self.key, change)
+
+
+def remember_recipe(loader: Any, recipe: Recipe, name: str, cuda: bool,
+                    option: Path | bool | None = None) -> Path | None:
+    """`autotune tune`'s recipe for the workload `loader` loads (a torch DataLoader over it),
+    remembered: a training that follows starts at its configuration (restore). Where the memory
+    already holds an online run of this workload, the loop's own measurements are kept."""
+    folder = store.where(option)
+    if folder is None:
+        return None
+    key = entry_key(describe(loader, name), cuda)
+    chosen = recipe.config.as_dict()
+
+    def change(entry: Entry | None) -> Entry | None:
+        if entry is not None and entry.source is Source.ONLINE and entry.measured:
+            return None
+        return Entry(key=key, source=Source.TUNE, runs=0, name=name, chosen=chosen,
+                     exploring_finished=True, stop="autotune tune's recipe",
+                     measured=[Windows(config=chosen)],
+                     tuned_samples_per_s=recipe.measured.samples_per_s)
+
+    return store.path_of(folder, key) if store.update(folder, key, change) else None
 
 
 def restore(climb: HillClimb, entry: Entry) -> bool:
