@@ -244,3 +244,17 @@ def test_the_next_process_starts_where_the_last_one_left_off(tmp_path):
     outcome = s.outbox.outcome or s._interim()
     assert "run 2 of this workload here" in outcome.line
     assert outcome.measured.memory and store.entries(tmp_path)[0][1].runs == 2
+
+
+def test_autotune_memory_lists_and_clears(tmp_path):
+    from typer.testing import CliRunner
+
+    from autotune.cli.app import app
+
+    _update_many(str(tmp_path), "one", 1)
+    shown = CliRunner().invoke(app, ["memory", "list", "--memory", str(tmp_path)],
+                               env={"COLUMNS": "250"})
+    assert shown.exit_code == 0 and "tests.Indices" in shown.output
+    cleared = CliRunner().invoke(app, ["memory", "clear", "--memory", str(tmp_path)])
+    assert cleared.exit_code == 0 and "1 entries cleared" in cleared.output
+    assert store.entries(tmp_path) == []

@@ -18,7 +18,7 @@ app.command("overhead")(overhead_cmd.overhead)
 app.command("bench")(bench_cmd.bench)
 app.command("verify")(verify_cmd.verify)
 app.command("run", context_settings=run_cmd.RUN_CONTEXT)(run_cmd.run)
-app.add_typer(memory_cmd.memory_app, name="memory")
+app.command("memory")(memory_cmd.memory)
 
 
 def main() -> None:

@@ -12,12 +12,12 @@ from rich.table import Table
 from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
 from autotune.memory import store
 from autotune.space.config import LoaderConfig
+from autotune.strenum import StrEnum
 
-memory_app = typer.Typer(add_completion=False, no_args_is_help=True,
-                         help="What autotune remembers of each workload's runs on this machine.")
-FOLDER = typer.Option(None, "--memory", metavar="FOLDER",
-                      help="the memory's folder (default: $AUTOTUNE_MEMORY, else"
-                           " ~/.cache/autotune/memory)")
+
+class Action(StrEnum):
+    LIST = "list"
+    CLEAR = "clear"
 
 
 def _folder(given: Optional[Path]) -> Path | None:
@@ -31,13 +31,28 @@ def _label(config: dict | None) -> str:
     return "-" if config is None else LoaderConfig.from_params(config).label()
 
 
-@memory_app.command("list")
 @one_line_errors
-def list_entries(memory: Optional[Path] = FOLDER, debug: bool = DEBUG_OPTION) -> None:
-    """One line per workload and machine remembered."""
-    folder = _folder(memory)
+def memory(
+    action: Action = typer.Argument(..., help="list: what is remembered; clear: forget it all"),
+    folder_given: Optional[Path] = typer.Option(
+        None, "--memory", metavar="FOLDER", help="the memory's folder (default: $AUTOTUNE_MEMORY,"
+        " else ~/.cache/autotune/memory)"),
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    """What autotune remembers of each workload's runs on this machine (the next run starts from
+    it), or forget it: the next run of each workload explores from the script's arguments."""
+    folder = _folder(folder_given)
     if folder is None:
         return
+    if action is Action.CLEAR:
+        console.print(f"autotune memory: {store.clear(folder)} entries cleared in {folder}",
+                      highlight=False, soft_wrap=True)
+        return
+    _list(folder)
+
+
+def _list(folder: Path) -> None:
+    """One row per workload and machine remembered."""
     found = store.entries(folder)
     table = Table(title=f"autotune memory: {folder}")
     for column in ("entry", "loader", "dataset", "batch", "machine", "runs", "chosen", "explored",
@@ -56,13 +71,3 @@ def list_entries(memory: Optional[Path] = FOLDER, debug: bool = DEBUG_OPTION) ->
     console.print(table)
     if not found:
         console.print("nothing remembered yet", highlight=False)
-
-
-@memory_app.command("clear")
-@one_line_errors
-def clear(memory: Optional[Path] = FOLDER, debug: bool = DEBUG_OPTION) -> None:
-    """Forget every workload: the next run of each explores from the script's arguments."""
-    folder = _folder(memory)
-    if folder is not None:
-        console.print(f"autotune memory: {store.clear(folder)} entries cleared in {folder}",
-                      highlight=False, soft_wrap=True)
