@@ -107,9 +107,10 @@ def test_an_unfinished_exploring_goes_on_where_it_stopped(tmp_path):
     STARVED.run(cut, limit=whole.steps // 2)
     assert cut.exploring
     entry = _remembered(tmp_path, cut)
-    assert not entry.exploring_finished
+    assert not entry.exploring_finished and entry.exploration_steps == cut.steps
     resumed = _climb()
     assert restore(resumed, entry)
+    assert resumed.prior_steps == cut.steps  # the horizon counts the earlier run's exploring
     STARVED.run(resumed)
     assert resumed.reuse.check is Check.HELD and not resumed.exploring
     assert resumed.best.config == whole.best.config  # the same choice as one whole exploring
@@ -134,6 +135,22 @@ def test_a_drifted_workload_starts_exploring_again_and_says_why(tmp_path):
     assert STARVED_STEPS > again.reuse.check_steps
     text = note(again.reuse, 32)
     assert "but it ran at" in text and text.endswith("exploring started again")
+
+
+def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
+    short = dict(epoch_steps=16)  # windows are whole epochs: the check's close in its third
+    first = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    STARVED.run(first, epoch=16)
+    entry = _remembered(tmp_path, first)
+    same = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(same, entry)
+    STARVED.run(same, epoch=16)
+    assert same.reuse.check is Check.HELD and same.reuse.check_steps > 16  # whole epochs
+    slower = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(slower, entry)
+    Loop(fetch_s=0.25, convoy=0.15).run(slower, epoch=16)
+    assert slower.reuse.check is Check.DRIFTED and slower.reuse.check_steps <= 16
+    assert "exploring started again" in note(slower.reuse, 32)
 
 
 def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):

@@ -53,6 +53,7 @@ class Entry(BaseModel):
     chosen: dict[str, Any] | None = None  # its choice, or the best so far while exploring
     exploring_finished: bool = False
     stop: str | None = None  # why exploring stopped, as its report said
+    exploration_steps: int = Field(0, ge=0)  # explored over the runs so far (the horizon's count)
     measured: list[Windows] = Field(default_factory=list)
     # Where the source is `tune`: the recipe's rates (samples/s) and batch size, for the report.
     tuned_samples_per_s: float | None = None

@@ -49,6 +49,7 @@ class Snapshot:
     finished: bool
     stop: str | None
     measured: tuple[Windows, ...]
+    exploration_steps: int = 0
 
 
 def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
@@ -59,7 +60,7 @@ def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
     measured = tuple(windows_of(m, whole=checking and m is climb.best)
                      for m in climb.measured.values() if not m.refused)
     chosen = climb.choice_so_far() if climb.exploring else climb.current
-    return Snapshot(climb.start, chosen, finished, stop, measured)
+    return Snapshot(climb.start, chosen, finished, stop, measured, climb.prior_steps + climb.steps)
 
 
 def windows_of(m: Measurement, whole: bool = False) -> Windows:
@@ -103,7 +104,7 @@ class Memory:
             return Entry(key=self.key, source=Source.ONLINE, runs=runs, last_run=self.run_id,
                          name=name, start=shot.start.as_dict(), chosen=shot.chosen.as_dict(),
                          exploring_finished=shot.finished, stop=shot.stop,
-                         measured=list(shot.measured))
+                         measured=list(shot.measured), exploration_steps=shot.exploration_steps)
 
         store.update(self.folder, self.key, change)
 
@@ -165,8 +166,11 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     reuse = Reuse(run=entry.runs + 1, label=climb._persistence(best.config).label()
                   if best.n else chosen.label(), finished=entry.exploring_finished,
                   measured=sum(1 for m in measured.values() if m.n), remembered_rate=remembered,
-                  remembered_n=best.n, noise_cv=noise, source=str(entry.source))
+                  remembered_n=best.n, noise_cv=noise, source=str(entry.source),
+                  remembered_steady=best.steady_steps / best.steady_s
+                  if remembered and best.steady_s > 0 else None)
     _fresh_check(best)
+    climb.prior_steps = 0 if entry.exploring_finished else entry.exploration_steps
     climb.measured.update(measured)
     climb.best = best
     climb.current = best.config
@@ -194,16 +198,18 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
     if not r.finished:
         origin += f", {r.measured} configurations measured, exploring unfinished"
     rate = "n/a" if r.rate is None else f"{r.rate * batch_size:.1f}"
-    old = "n/a" if r.remembered_rate is None else f"{r.remembered_rate * batch_size:.1f}"
+    against = r.against or r.remembered_rate
+    old = "n/a" if against is None else f"{against * batch_size:.1f}"
     if r.check is Check.CHECKING:
         return f"{where} ({origin}), checking it ({r.check_steps} steps so far)"
     if r.check is Check.DRIFTED:
-        assert r.rate is not None and r.remembered_rate is not None and r.band is not None
-        drift = 100 * (r.rate / r.remembered_rate - 1)
+        assert r.rate is not None and against is not None and r.band is not None
+        drift = 100 * (r.rate / against - 1)
         return (f"{where} ({origin} at {old} samples/s), but it ran at {rate} samples/s in its"
                 f" first {r.check_steps} steps ({drift:+.0f}%, beyond the {100 * r.band:.0f}% the"
                 f" noise and drift allow): exploring started again")
+    band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
     checked = (f"measured in {r.check_steps} steps at {rate} samples/s" if r.check is Check.UNCHECKED
-               else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old})")
+               else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old}{band})")
     rest = "no exploring" if r.finished else "exploring went on from there"
     return f"{where} ({origin}), {checked}, {rest}"

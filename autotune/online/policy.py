@@ -59,6 +59,10 @@ from autotune.space.config import LoaderConfig
 # PyTorch tutorial's script took 15.2 to 17.7 s on an idle machine (issue 48), and a re-exploration
 # costs 10-20% of such a run.
 DRIFT_FLOOR = 0.1
+# A drift read on the check's first window of steady steps, before its windows (whole epochs,
+# where epochs are short) close: exploring starts again within the first epoch. A few steps'
+# rate scatters more than a window's, so only a drift far beyond the floor is taken from it.
+EARLY_DRIFT = 3 * DRIFT_FLOOR  # against the remembered best's own steady steps
 
 
 class Policy(Protocol):
@@ -107,6 +111,8 @@ class HillClimb(ClimbPlan):
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
+        # Exploration steps of earlier runs of this workload (memory.py): the horizon spans runs.
+        self.prior_steps = 0
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
@@ -132,6 +138,8 @@ class HillClimb(ClimbPlan):
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
+        if self.checking and self._drifted_early(step):
+            return self._restart(m)
         if self._primed:
             self.bounded.add(step, exploring=True)
         s = self.settings
@@ -194,6 +202,7 @@ class HillClimb(ClimbPlan):
             r.check = Check.UNCHECKED
         else:
             r.band = max(DRIFT_FLOOR, tolerance(r.noise_cv, r.remembered_n, m.n))
+            r.against = r.remembered_rate
             if abs(m.mean / r.remembered_rate - 1) > r.band:
                 r.check = Check.DRIFTED
                 return self._restart(m)
@@ -207,12 +216,38 @@ class HillClimb(ClimbPlan):
             self.best = self.measured[self.start]
         return self._advance(Verdict.TIED)
 
+    def _drifted_early(self, step: Step) -> bool:
+        """The check's first window of steady steps, read once: a drift beyond EARLY_DRIFT."""
+        r, s = self.reuse, self.settings
+        assert r is not None
+        if (r.early_read or not r.remembered_steady or step.step_s is None or step.index < s.warmup
+                or step.segment_step < s.segment_warm_up(self.current)):
+            return False
+        r.early_steps += 1
+        r.early_s += step.step_s
+        r.early_wait_s += step.wait_s
+        if r.early_steps < s.window(self.current)[0] or r.early_s <= 0:
+            return False
+        r.early_read = True
+        rate = r.early_steps / r.early_s
+        if abs(rate / r.remembered_steady - 1) <= EARLY_DRIFT:
+            return False
+        r.rate, r.band, r.against, r.check = rate, EARLY_DRIFT, r.remembered_steady, Check.DRIFTED
+        return True
+
     def _restart(self, m: Measurement) -> LoaderConfig | None:
         """The remembered measurements no longer hold: a climb from the configuration running,
         on the check's windows alone (a baseline at the script's start would cost a pool's
-        restart and its slow steps)."""
-        m.rates, m.spans, m.fresh_from = m.counted, m.spans[m.fresh_from:], 0
+        restart and its slow steps); where none has closed yet, on its first steps as one."""
+        r = self.reuse
+        if not m.counted and r is not None and r.early_steps:
+            m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
+            m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
+        else:
+            m.rates, m.spans = m.counted, m.spans[m.fresh_from:]
+        m.fresh_from = 0
         self.start = m.config
+        self.prior_steps = 0  # a new exploration: its horizon from here
         self.measured = {m.config: m}
         self.best = m
         self.range = self.settings.worker_range(m.config, self._fits)
@@ -260,7 +295,7 @@ class HillClimb(ClimbPlan):
         switch = None
         if self.settings.windowed_by_epoch(ran) and m.close_epoch():
             switch = self._window_closed(m)
-        if self.exploring and self.steps >= self.settings.horizon_steps:
+        if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
         self.measured[self.current].resumed()  # a window is not made of two epochs' steps
         # The next epoch is a window where its pool runs on (a new one's first epoch starts it).

@@ -214,7 +214,14 @@ def remember(loader: Any, s: Session, ranks: int, writes: bool) -> None:
     memory = Memory.open(loader.online.memory, s.workload, loader.cuda(), ranks, registry().run)
     if memory is None:
         return
-    if memory.entry is not None and restore(s.policy, memory.entry):
+    try:
+        restored = memory.entry is not None and restore(s.policy, memory.entry)
+    except Exception as exc:  # noqa: BLE001 - an entry this code cannot use: tune without it
+        log.warning("autotune.DataLoader %s: its memory of earlier runs could not be used (%s);"
+                    " tuning without it", s.outbox.name, one_line(exc))
+        restored = False
+    if restored:
+        assert memory.entry is not None
         log.info("autotune.DataLoader %s: run %d of this workload here, starts at %s (remembered)",
                  s.outbox.name, memory.entry.runs + 1, s.policy.current.label())
     if writes:
