@@ -275,3 +275,13 @@ def test_autotune_memory_lists_and_clears(tmp_path):
     cleared = CliRunner().invoke(app, ["memory", "clear", "--memory", str(tmp_path)])
     assert cleared.exit_code == 0 and "1 entries cleared" in cleared.output
     assert store.entries(tmp_path) == []
+
+
+def test_autotune_run_memory_reaches_the_script_as_an_option(tmp_path):
+    from autotune.cli.run_cmd import child_environment
+    from autotune.online.options import ENV_VAR
+
+    for given, expected in (("off", False), (str(tmp_path), str(tmp_path))):
+        env = child_environment(resolve({"memory": given}), {})
+        assert json.loads(env[ENV_VAR])["memory"] == expected
+        assert resolve(None, env).memory == (False if expected is False else tmp_path)
