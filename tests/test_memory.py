@@ -285,3 +285,31 @@ def test_autotune_run_memory_reaches_the_script_as_an_option(tmp_path):
         env = child_environment(resolve({"memory": given}), {})
         assert json.loads(env[ENV_VAR])["memory"] == expected
         assert resolve(None, env).memory == (False if expected is False else tmp_path)
+
+
+def test_a_recipe_of_autotune_tune_is_found_by_the_training_of_its_workload(tmp_path):
+    import torch.utils.data
+
+    import autotune
+    from autotune.online.memory import remember_recipe
+    from autotune.online.workload import describe
+    from autotune.recipe.model import Measured, Recipe
+    from online_fakes import Indices
+
+    chosen = LoaderConfig(num_workers=2, prefetch_factor=4)
+    recipe = Recipe.from_config(chosen, measured=Measured(samples_per_s=500.0,
+                                                          baseline_samples_per_s=100.0,
+                                                          speedup=5.0),
+                                workload={}, environment={})
+    dataset = Indices(64)
+    tuned_on = torch.utils.data.DataLoader(dataset, batch_size=8, shuffle=True)  # as tune makes it
+    path = remember_recipe(tuned_on, recipe, "indices", cuda=False, option=tmp_path)
+    assert path is not None and path.is_file()
+    training = autotune.DataLoader(dataset, batch_size=8, shuffle=True,
+                                   online={"results_dir": None})
+    memory = Memory.open(tmp_path, describe(training, "Indices-training"), cuda=False, ranks=1,
+                         run_id="training")
+    assert memory.entry is not None and memory.entry.source is Source.TUNE
+    assert LoaderConfig.from_params(memory.entry.chosen) == chosen
+    other = torch.utils.data.DataLoader(dataset, batch_size=16, shuffle=True)
+    assert Memory.open(tmp_path, describe(other, "x"), False, 1, "r").entry is None
