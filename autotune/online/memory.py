@@ -11,7 +11,6 @@ what was never measured; where they do not, exploring starts again (policy.py, H
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ from autotune.online.workload import describe
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
 
-log = logging.getLogger("autotune")
 # Measurement's fields kept in the memory (its open window is not: a window is one segment's).
 KEPT = tuple(name for name in Windows.model_fields if name != "config")
 
