@@ -151,6 +151,15 @@ def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
     Loop(fetch_s=0.25, convoy=0.15).run(slower, epoch=16)
     assert slower.reuse.check is Check.DRIFTED and slower.reuse.check_steps <= 16
     assert "exploring started again" in note(slower.reuse, 32)
+    # cut short after the restart: the next run starts from what this one measured
+    slower_loop = Loop(fetch_s=0.25, convoy=0.15)
+    cut = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    restore(cut, entry)
+    slower_loop.run(cut, epoch=16, limit=20)
+    assert cut.reuse.check is Check.DRIFTED and cut.best.n == 1  # its first steps, as a window
+    after = _remembered(tmp_path, cut, run="run-cut")
+    third = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(third, after) and third.current == cut.choice_so_far()
 
 
 def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):

@@ -143,15 +143,20 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
             out = with_value(out, name, getattr(remembered, name))
         return out
 
+    chosen = here(entry.chosen)
+    # A climb's start is measured in fewer windows than a candidate (START_WINDOWS; after a drift,
+    # the configuration running is the new start), and the choice may be it: neither is partial.
+    whole = {climb.start, *(here(entry.start) for _ in [0] if entry.start is not None)}
     measured: dict[LoaderConfig, Measurement] = {}
     for w in entry.measured:
         config = here(w.config)
         m = measurement_of(w, config)
-        if m.refused or (0 < m.n < climb.settings.min_windows and config != climb.start):
+        partial = 0 < m.n < climb.settings.min_windows and config not in whole
+        if m.refused or (partial and replace(config, persistent_workers=chosen.persistent_workers)
+                         != chosen):
             continue  # refused for the memory of that moment; or measured part-way: anew
         if config not in measured or m.n > measured[config].n:
             measured[config] = m
-    chosen = here(entry.chosen)
     best = measured.get(chosen) or next(  # persistence is decided after measuring
         (m for c, m in measured.items()
          if replace(c, persistent_workers=chosen.persistent_workers) == chosen), None)
