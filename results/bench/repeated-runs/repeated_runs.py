@@ -99,7 +99,7 @@ def main() -> None:
             f" (hand-tuned {hand_s:.2f}s, hand/autotune {hand_s / after_s:.3f}): {brief(summary)}")
         restarted = re.search(r"in its first (\d+) steps.*exploring started again", summary)
         say("drift: " + (f"detected; exploring started again at step {restarted.group(1)}"
-                         f" (epoch {int(restarted.group(1)) // 16 + 1} of 16-step epochs)"
+                         f" (epoch {(int(restarted.group(1)) - 1) // 16 + 1} of 16-step epochs)"
                          if restarted else "NOT detected"))
     say(f"total {time.perf_counter() - t0:.0f}s")
     (Path(__file__).parent / "repeated_runs.out").write_text("\n".join(out) + "\n")
