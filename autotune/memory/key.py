@@ -9,8 +9,6 @@ from typing import Any
 
 import psutil
 
-from autotune.space.cpus import usable_cpus
-
 # The workload's fields that make it the same workload (the recipe's identity, without the
 # loader's name: `autotune tune` has none, and two runs of a script may name it differently).
 WORKLOAD_FIELDS = ("dataset", "dataset_len", "batch_size", "drop_last", "collate_fn", "sampler",
@@ -21,6 +19,10 @@ RAM_STEP_GIB = 1  # RAM in whole GiB: what the OS reserves moves by a few MiB be
 def machine(gpu: str | None, ranks: int | None = None) -> dict[str, Any]:
     """The machine as the choice depends on it: the CPUs this rank may use, the ranks sharing
     them, the GPU model (None on a CPU run) and the RAM."""
+    # Here, not at the top: the space package imports torch, and `autotune run` reads its options
+    # (which name the memory's switch, store.OFF) without it.
+    from autotune.space.cpus import usable_cpus
+
     cpus = usable_cpus(ranks=ranks)
     ram_gib = psutil.virtual_memory().total / 2**30
     return {"usable_cpus": cpus.count, "ranks_per_node": cpus.ranks, "gpu": gpu,

@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger("autotune")
 ENV_VAR = "AUTOTUNE_MEMORY"  # a folder, or `off`
-OFF = ("off", "0", "false", "no", "none")
+OFF = ("off", "0", "false", "no", "none")  # $AUTOTUNE_MEMORY or --memory values that turn it off
 FOLDER = "memory"
 
 
@@ -47,7 +47,7 @@ def where(option: Path | bool | None = None, environ: Mapping[str, str] | None =
         return Path(option).expanduser()
     env = os.environ if environ is None else environ
     value = env.get(ENV_VAR, "").strip()
-    if value.lower() in OFF and value:
+    if value.lower() in OFF:
         return None
     return Path(value).expanduser() if value else cache_root() / FOLDER
 

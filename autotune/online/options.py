@@ -11,6 +11,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from autotune.errors import OptionsError, first_error, json_object
+from autotune.memory.store import OFF as MEMORY_OFF
 ENV_VAR = "AUTOTUNE_ONLINE"
 # The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
 # climb: `autotune run` validates its options without importing torch.
@@ -59,7 +60,7 @@ class OnlineOptions(BaseModel):
     @field_validator("memory", mode="before")
     @classmethod
     def _memory(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() in ("off", "false", "no", "none", "0"):
+        if isinstance(value, str) and value.strip().lower() in MEMORY_OFF:
             return False
         return None if value is True else value
 
