@@ -48,6 +48,7 @@ ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accura
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
+TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 # The GPU sessions of 2026-11-26: the recorded figure against plain loops, on the final code.
@@ -153,7 +154,14 @@ def online_page() -> str:
                   " time. Then a drifted workload: a run at 5 ms items, then one at 20 ms items"
                   " (same dataset, same memory). Targets: run 1 ≥ 0.95, runs 2 and 3 ≥ 0.99;"
                   " the drift detected, exploring started again in the first epochs.", "",
-                  "```", (ROOT / REPEATED_RUNS).read_text().rstrip(), "```", ""]
+                  "```", (ROOT / REPEATED_RUNS).read_text().rstrip(), "```", "",
+                  "The machine was shared with other engineers' work: the hand-tuned runs' times"
+                  " swung 3x within minutes, so these ratios cannot evaluate the targets"
+                  " (`results/bench/repeated-runs/notes.md`).", ""]
+    if (ROOT / TORCHRUN_TWICE).exists():
+        lines += ["Two DDP ranks (`tests/frameworks/ddp_train.py` under torchrun) run twice with one"
+                  " memory, a functional check:", "",
+                  "```", (ROOT / TORCHRUN_TWICE).read_text().rstrip(), "```", ""]
     return "\n".join(lines)
 
 
