@@ -6,12 +6,26 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
 from autotune.errors import OptionsError
 
 ONLINE_PREFIX = "online-"  # an online loader's run folder slug: online-NAME
+
+
+def cache_root() -> Path:
+    """autotune's folder in the user's cache: $AUTOTUNE_CACHE, else the platform's user cache
+    ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on
+    Windows), plus /autotune."""
+    if base := os.environ.get("AUTOTUNE_CACHE"):
+        return Path(base) / "autotune"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "autotune"
+    if sys.platform == "win32" and (local := os.environ.get("LOCALAPPDATA")):
+        return Path(local) / "autotune" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autotune"
 
 
 def check_writable(run_dir: Path, shown: Path, flag: str) -> None:

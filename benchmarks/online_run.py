@@ -39,9 +39,10 @@ Log = Callable[[str], None]
 def online_options(opts: OnlineBenchOptions, device: torch.device,
                    total_steps: int | None = None) -> OnlineOptions:
     """(b)'s options: the defaults, nothing written, pin_memory tuned where the device is CUDA;
-    the training's length where the workload's script would know it (a short run)."""
+    the training's length where the workload's script would know it (a short run). Nothing
+    remembered: each round's (b) tunes from the script's arguments, as a first run does."""
     given: dict[str, Any] = {"results_dir": None, "cuda": device.type == "cuda",
-                             "total_steps": total_steps}
+                             "total_steps": total_steps, "memory": False}
     if opts.max_workers is not None:
         given["max_workers"] = opts.max_workers
     return OnlineOptions(**given)

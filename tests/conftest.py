@@ -24,6 +24,9 @@ def cpu() -> torch.device:
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    # No test reads or writes the user's memory of runs, and none starts from another test's
+    # runs: tests of the memory give it a folder of their own (test_memory.py).
+    monkeypatch.setenv("AUTOTUNE_MEMORY", "off")
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ LAYERS = (
     ("probe", "profiling", "environment"),
     ("diagnosis",),
     ("recipe",),
+    ("memory",),
     ("search",),
     ("cluster",),
     ("report",),

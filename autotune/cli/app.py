@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import env_cmd, report_cmd, run_cmd, show_cmd, slurm_cmd, tune_cmd, verify_cmd
+from autotune.cli import (env_cmd, memory_cmd, report_cmd, run_cmd, show_cmd, slurm_cmd, tune_cmd,
+                          verify_cmd)
 from autotune.cli.lab import register
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -18,6 +19,7 @@ register(app, "overhead_cmd", "overhead")  # from benchmarks/, in a clone only
 register(app, "bench_cmd", "bench")
 app.command("verify")(verify_cmd.verify)
 app.command("run", context_settings=run_cmd.RUN_CONTEXT)(run_cmd.run)
+app.command("memory")(memory_cmd.memory)
 
 
 def main() -> None:

@@ -91,12 +91,17 @@ def run(
     total_steps: Optional[int] = typer.Option(
         None, "--total-steps", help="the training steps the script runs (its max_steps), instead"
         " of --epochs"),
+    memory: Optional[str] = typer.Option(
+        None, "--memory", metavar="FOLDER|off", help="where the runs of a workload on this machine"
+        " are remembered, so that the next run starts from them; `off`: not remembered (default:"
+        " $AUTOTUNE_MEMORY, else ~/.cache/autotune/memory)"),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""
     # Unset flags are left out, so that what $AUTOTUNE_ONLINE already says is kept.
     given = {"results_dir": results, "fixed": tuple(fix) if fix else None,
-             "max_explore_share": max_explore_share, "epochs": epochs, "total_steps": total_steps}
+             "max_explore_share": max_explore_share, "epochs": epochs, "total_steps": total_steps,
+             "memory": memory}
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
     check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it

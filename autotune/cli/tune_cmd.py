@@ -14,11 +14,14 @@ from autotune.cli.common import (DEBUG_OPTION, console, err_console, one_line_er
                                  print_diagnosis)
 from autotune.burst.ranks import spec_factory
 from autotune.errors import OptionsError
+from autotune.online.memory import remember_recipe
 from autotune.recipe.model import Measured
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
 from autotune.search.result import TuneResult, TuningProgress
+from autotune.space.config import LoaderConfig
+from autotune.workload.base import Workload
 from autotune.verify.source import record_spec
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
@@ -187,3 +190,20 @@ def tune(
     except TuningInterrupted as stop:
         raise typer.Exit(_interrupted(stop, out)) from None
     _show(result, out)
+    _remember(work, result)
+
+
+def _remember(work: Workload, result: TuneResult) -> None:
+    """The recipe goes into the memory of runs: a training of this workload on this machine
+    (autotune.DataLoader, `autotune run`) starts at it, without `recipe=`."""
+    if result.recipe is None or result.best is None:
+        return
+    try:
+        path = remember_recipe(work.make_loader(LoaderConfig()), result.recipe, str(work.name),
+                               cuda=str(result.device).startswith("cuda"))
+    except Exception as exc:  # noqa: BLE001 - the recipe is written; the memory is a bonus
+        err_console.print(f"autotune: the recipe was not remembered: {exc}", highlight=False)
+        return
+    if path is not None:
+        console.print(f"remembered for a training of this workload here: {path}", highlight=False,
+                      soft_wrap=True)

@@ -38,6 +38,44 @@ class StopReason(StrEnum):
     FAILED = "a configuration failed"
     INCOMPLETE = "exploration incomplete"
     RUN_END = "the steps left cannot repay more exploring"
+    REMEMBERED = "the remembered choice still holds"
+
+
+class Check(StrEnum):
+    """Where a run that started from the memory (online/memory.py) stands with its check."""
+
+    CHECKING = "checking"
+    HELD = "held"  # its first windows agree with the remembered rate, within the noise
+    DRIFTED = "drifted"  # they do not: exploring started again
+    UNCHECKED = "unchecked"  # nothing to compare with (a recipe of `autotune tune`'s)
+
+
+@dataclass
+class Reuse:
+    """What this run took from the memory, and what its check of the remembered best found."""
+
+    run: int  # this run's number for the workload on this machine
+    label: str  # the remembered choice, run from step 0
+    finished: bool  # the remembered exploring had finished
+    measured: int  # configurations remembered
+    remembered_rate: float | None  # batches/s of the remembered best in the loop; None: not
+    remembered_n: int  # its windows
+    noise_cv: float | None  # the remembered windows' noise (one window's relative std)
+    source: str = "online"
+    # batches/s over the remembered best's steady steps (an epoch's first step left out): what
+    # the check's first steps compare with (policy.py, EARLY_DRIFT)
+    remembered_steady: float | None = None
+    check: Check = Check.CHECKING
+    check_steps: int = 0
+    rate: float | None = None  # batches/s of the check's windows
+    band: float | None = None  # the drift the check allowed, as a share of the remembered rate
+    against: float | None = None  # the remembered rate `rate` was compared with
+    # The check's first steady steps, read before its windows close (whole epochs, where epochs
+    # are short): a gross drift is taken from them (policy.py, EARLY_DRIFT).
+    early_steps: int = 0
+    early_s: float = 0.0
+    early_wait_s: float = 0.0
+    early_read: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from autotune.online import at_exit
 from autotune.online.options import TUNED
 from autotune.online.measurement import Measurement
 from autotune.online.notice import Moment, Notices, say
+from autotune.online.memory import Memory, Snapshot, note, snapshot
 from autotune.online.meter import Ledger
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
@@ -35,7 +36,7 @@ RATES_NOTE = ("Rates are the training loop's own: batches handed out per second 
 
 
 def _rate(m: Measurement | None, batch_size: int) -> float | None:
-    return None if m is None or not m.n or m.mean <= 0 else m.mean * batch_size
+    return None if m is None or m.shown_mean <= 0 else m.shown_mean * batch_size
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -47,7 +48,7 @@ def _text(value: float | None, fmt: str) -> str:
 
 
 def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: LoaderConfig,
-                   stop: str, error: str | None = None) -> Measured:
+                   stop: str, error: str | None = None, memory: str | None = None) -> Measured:
     """What the climb measured of `config` (the one chosen, the best so far, or the one running
     when tuning stopped). Rates are samples/s over the steady windows; the baseline is the
     starting configuration's."""
@@ -69,7 +70,8 @@ def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: Lo
         exploration_cost_pct=(round(100 * cost_s / ledger.explore_s, 2)
                               if cost_s is not None and ledger.explore_s else None),
         exploration_stop=stop, exploration_complete=not climb.exploring,
-        failed_configurations=failed or None, tuning_error=error, **range_fields(climb))
+        failed_configurations=failed or None, tuning_error=error, memory=memory,
+        **range_fields(climb))
 
 
 def range_fields(climb: HillClimb) -> dict[str, Any]:
@@ -94,6 +96,8 @@ def summary(label: str, m: Measured, start_label: str) -> str:
         line += f"; failed: {', '.join(m.failed_configurations)}"
     if m.tuning_error:
         line += f"; tuning stopped after autotune's own error ({m.tuning_error})"
+    if m.memory:
+        line += f"; {m.memory}"
     return line
 
 
@@ -126,6 +130,7 @@ class Outcome:
     device: torch.device
     line: str  # the one-line summary
     report: str
+    snapshot: Snapshot | None = None  # what the memory keeps of it (a climb's outcome)
     _recipe: Recipe | None = None
 
     @classmethod
@@ -144,10 +149,12 @@ class Outcome:
             stop += f"; a run of {climb.settings.total_steps} steps ({climb.settings.total_source})"
         if error is not None and running is not None:
             config = running
-        measured = measured_block(climb, ledger, batch_size, config, stop, error)
+        measured = measured_block(climb, ledger, batch_size, config, stop, error,
+                                  note(climb.reuse, batch_size))
         line = summary(config.label(), measured, climb.start.label())
         return cls(config, measured, workload, device, line,
-                   report(climb, str(workload.get("name")), line, batch_size, measured.range_note()))
+                   report(climb, str(workload.get("name")), line, batch_size, measured.range_note()),
+                   snapshot(climb, stop))
 
     @classmethod
     def untuned(cls, config: LoaderConfig, why: str, ledger: Ledger, workload: dict[str, Any],
@@ -190,10 +197,12 @@ class Outbox:
     written: Path | None = None
     ranks: int | None = None  # ranks per node, as the loader found them (ranks.py)
     notices: Notices = Notices.ALL
+    memory: Memory | None = None  # where the run is remembered (memory.py); None: it is not
     _written_outcome: Outcome | None = field(default=None, repr=False)
+    _remembered: Outcome | None = field(default=None, repr=False)
 
     def arm(self) -> None:
-        if self.results_dir is not None:
+        if self.results_dir is not None or self.memory is not None:
             at_exit.register(self)
 
     def publish(self, outcome: Outcome) -> None:
@@ -216,12 +225,15 @@ class Outbox:
     def write(self) -> Path | None:
         """The run folder with recipe.json and report.md; None when there is nothing to write.
         Never raises: a results folder that cannot be written is one warning."""
-        if self.results_dir is None:
+        if self.results_dir is None and self.memory is None:
             return None
         try:
             make = self.interim() if self.interim is not None else None
             outcome = self.outcome or (make() if make is not None else None)
             if outcome is None:
+                return None
+            self._remember(outcome)
+            if self.results_dir is None:
                 return None
             if outcome is self._written_outcome:
                 return self.written
@@ -236,3 +248,10 @@ class Outbox:
             return None
         self.written, self._written_outcome = run_dir, outcome
         return run_dir
+
+    def _remember(self, outcome: Outcome) -> None:
+        """The memory keeps what the outcome's climb measured (store.py never raises)."""
+        if self.memory is None or outcome.snapshot is None or outcome is self._remembered:
+            return
+        self.memory.save(outcome.snapshot, self.name)
+        self._remembered = outcome

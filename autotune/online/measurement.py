@@ -116,6 +116,12 @@ class Measurement:
         return pooled_rate(self.counted, self.spans[self.fresh_from:]) if self.counted else 0.0
 
     @property
+    def shown_mean(self) -> float:
+        """The rate a report shows: the counted windows', else (re-measured, none counted yet)
+        every window's. A best is never named without the rate it was chosen on."""
+        return self.mean if self.counted else pooled_rate(self.rates, self.spans) if self.rates else 0.0
+
+    @property
     def wait_share(self) -> float | None:
         return self.steady_wait_s / self.steady_s if self.steady_s > 0 else None
 

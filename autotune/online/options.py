@@ -12,6 +12,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from autotune.errors import OptionsError, first_error, json_object
+from autotune.memory.store import OFF as MEMORY_OFF
 ENV_VAR = "AUTOTUNE_ONLINE"
 # The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
 # climb: `autotune run` validates its options without importing torch.
@@ -63,6 +64,17 @@ class OnlineOptions(BaseModel):
     # The one-line notices on stderr (or your logging handlers), rank 0 only: "all" (when the
     # loader settles, and at exit), "settled", or "none". AUTOTUNE_QUIET=1 is "none".
     notices: Notices = Notices.ALL
+    # The memory of earlier runs of the same workload on this machine (online/memory.py): a
+    # folder, or False for none. Default: $AUTOTUNE_MEMORY (a folder, or `off`), else the
+    # user's cache (~/.cache/autotune/memory on Linux).
+    memory: Path | bool | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in MEMORY_OFF:
+            return False
+        return None if value is True else value
 
     @field_validator("fixed", mode="before")
     @classmethod

@@ -43,8 +43,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
-from autotune.online.climb_types import (START_WINDOWS, ClimbSettings, Request, StopReason,
-                                         Verdict, normal)
+from autotune.online.climb_types import (START_WINDOWS, Check, ClimbSettings, Request, Reuse,
+                                         StopReason, Verdict, normal)
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.plan import ClimbPlan
@@ -53,6 +53,16 @@ from autotune.decision.rate import pooled_cv, tolerance
 from autotune.decision.thresholds import TARGET
 from autotune.decision.worker_range import Fits, any_fits
 from autotune.space.config import LoaderConfig
+
+# The least drift of the remembered best's rate that starts exploring again, as a share of it. A
+# run's rate moves between minutes by more than its windows' noise says: hand-tuned runs of the
+# PyTorch tutorial's script took 15.2 to 17.7 s on an idle machine (issue 48), and a re-exploration
+# costs 10-20% of such a run.
+DRIFT_FLOOR = 0.1
+# A drift read on the check's first window of steady steps, before its windows (whole epochs,
+# where epochs are short) close: exploring starts again within the first epoch. A few steps'
+# rate scatters more than a window's, so only a drift far beyond the floor is taken from it.
+EARLY_DRIFT = 3 * DRIFT_FLOOR  # against the remembered best's own steady steps
 
 
 class Policy(Protocol):
@@ -90,6 +100,7 @@ class HillClimb(ClimbPlan):
         # until it answers (pool_memory.RamReading reads on a thread).
         self._ram = ram
         self.room = room  # why a candidate would not fit in memory now, checked before it starts
+        self._fits = fits
         self.range = settings.worker_range(start, fits)
         self.tuned = tuned
         start = normal(start)
@@ -100,6 +111,8 @@ class HillClimb(ClimbPlan):
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
+        # Exploration steps of earlier runs of this workload (memory.py): the horizon spans runs.
+        self.prior_steps = 0
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
@@ -107,6 +120,7 @@ class HillClimb(ClimbPlan):
         # whole-epoch window (ClimbSettings.whole_epochs); the run's first epoch starts a pool.
         self._since_epoch_start = False
         self._climb = self._plan()
+        self.reuse: Reuse | None = None  # set where the run starts from the memory (memory.py)
         if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
                 or "pin_memory" in tuned and settings.cuda):
             self._stop(StopReason.NOTHING)
@@ -117,10 +131,15 @@ class HillClimb(ClimbPlan):
         if not self.exploring:
             return None
         self.steps += 1
+        if self.checking:
+            assert self.reuse is not None
+            self.reuse.check_steps += 1
         m = self.measured[self.current]
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
+        if self.checking and self._drifted_early(step):
+            return self._restart(m)
         if self._primed:
             self.bounded.add(step, exploring=True)
         s = self.settings
@@ -136,6 +155,8 @@ class HillClimb(ClimbPlan):
     def _window_closed(self, m: Measurement) -> LoaderConfig | None:
         if m.ram_mib is None:
             m.ram_mib = self._ram(m.config)
+        if self.checking:
+            return self._checked(m)
         verdict = self._judge(m)
         if verdict is Verdict.OPEN:
             return None
@@ -160,6 +181,78 @@ class HillClimb(ClimbPlan):
         running = self.current
         config = self._measure(nxt)
         return None if config == running else config  # measured again where it runs: no switch
+
+    # -- a run started from the memory: the remembered best is checked first -----------------
+
+    @property
+    def checking(self) -> bool:
+        return self.reuse is not None and self.reuse.check is Check.CHECKING
+
+    def _checked(self, m: Measurement) -> LoaderConfig | None:
+        """A window of the remembered best, run from step 0. Once it has `min_windows`, their
+        rate is compared with the remembered one: within the noise (and DRIFT_FLOOR) the memory
+        holds, and the run goes on where it stopped (a finished exploring stays finished);
+        beyond it, exploring starts again from the configuration running."""
+        r = self.reuse
+        assert r is not None
+        if m.n < self.settings.min_windows:
+            return None
+        r.rate = m.mean
+        if not r.remembered_rate:
+            r.check = Check.UNCHECKED
+        else:
+            r.band = max(DRIFT_FLOOR, tolerance(r.noise_cv, r.remembered_n, m.n))
+            r.against = r.remembered_rate
+            if abs(m.mean / r.remembered_rate - 1) > r.band:
+                r.check = Check.DRIFTED
+                return self._restart(m)
+            r.check = Check.HELD
+        m.fresh_from = 0  # the remembered windows and the check's: one configuration's
+        if r.finished:
+            return self._stop(StopReason.REMEMBERED)
+        # The plan again from its start, over what is measured: each step judged as it was (from
+        # the start's measurement on) until the first configuration never measured.
+        if self.measured[self.start].n:
+            self.best = self.measured[self.start]
+        return self._advance(Verdict.TIED)
+
+    def _drifted_early(self, step: Step) -> bool:
+        """The check's first window of steady steps, read once: a drift beyond EARLY_DRIFT."""
+        r, s = self.reuse, self.settings
+        assert r is not None
+        if (r.early_read or not r.remembered_steady or step.step_s is None or step.index < s.warmup
+                or step.segment_step < s.segment_warm_up(self.current)):
+            return False
+        r.early_steps += 1
+        r.early_s += step.step_s
+        r.early_wait_s += step.wait_s
+        if r.early_steps < s.window(self.current)[0] or r.early_s <= 0:
+            return False
+        r.early_read = True
+        rate = r.early_steps / r.early_s
+        if abs(rate / r.remembered_steady - 1) <= EARLY_DRIFT:
+            return False
+        r.rate, r.band, r.against, r.check = rate, EARLY_DRIFT, r.remembered_steady, Check.DRIFTED
+        return True
+
+    def _restart(self, m: Measurement) -> LoaderConfig | None:
+        """The remembered measurements no longer hold: a climb from the configuration running,
+        on the check's windows alone (a baseline at the script's start would cost a pool's
+        restart and its slow steps); where none has closed yet, on its first steps as one."""
+        r = self.reuse
+        if not m.counted and r is not None and r.early_steps:
+            m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
+            m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
+        else:
+            m.rates, m.spans = m.counted, m.spans[m.fresh_from:]
+        m.fresh_from = 0
+        self.start = m.config
+        self.prior_steps = 0  # a new exploration: its horizon from here
+        self.measured = {m.config: m}
+        self.best = m
+        self.range = self.settings.worker_range(m.config, self._fits)
+        self._climb = self._plan()
+        return self._advance(Verdict.TIED)
 
     def failed(self, config: LoaderConfig, error: str) -> LoaderConfig:
         """`config` raised where the start did not (a worker killed, /dev/shm full, a timeout):
@@ -202,7 +295,7 @@ class HillClimb(ClimbPlan):
         switch = None
         if self.settings.windowed_by_epoch(ran) and m.close_epoch():
             switch = self._window_closed(m)
-        if self.exploring and self.steps >= self.settings.horizon_steps:
+        if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
         self.measured[self.current].resumed()  # a window is not made of two epochs' steps
         # The next epoch is a window where its pool runs on (a new one's first epoch starts it).

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 from types import FrameType
+import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ class Registry:
     # anew at each evaluation, as transformers' get_eval_dataloader does) rewrites its folder.
     folders: dict[tuple[str, str], Path] = field(default_factory=dict)  # (results dir, name)
     pid: int = field(default_factory=os.getpid)
+    run: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # this run, in the memory
 
     def name(self, base: str, identity: Hashable) -> str:
         """`base`, made distinct from the names other workloads took in this process; a loader

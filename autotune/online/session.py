@@ -232,7 +232,8 @@ class Session(RankSteps, Recovery):
         """The outcome of a run that ends now: the best so far while exploring."""
         if self.guard.tripped:
             return None
-        if isinstance(self.policy, HillClimb) and self.policy.measured[self.policy.start].n:
+        # Anything measured: a run started from the memory may never measure its start.
+        if isinstance(self.policy, HillClimb) and any(m.rates for m in self.policy.measured.values()):
             return Outcome.of(self.policy, self.ledger, self.workload, self.batch_size, self.device)
         if self.untuned_why is not None and self.ledger.tuned_steps + self.ledger.explore_steps:
             return self._untuned()

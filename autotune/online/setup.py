@@ -20,6 +20,7 @@ from autotune.online.finish import Outbox
 from autotune.online.guard import one_line
 from autotune.online.inner import InnerLoaders
 from autotune.online.lockstep import Follower, Lockstep
+from autotune.online.memory import Memory, restore
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
@@ -197,11 +198,35 @@ def join_ranks(loader: Any, s: Session, found: RunLength | None = None) -> None:
         if found is not None and isinstance(s.policy, HillClimb) and s.policy.settings.total_steps:
             log.info("autotune.DataLoader %s: a run of %d steps (%s)", s.outbox.name,
                      s.policy.settings.total_steps, found.source)
+    remember(loader, s, ranks.local_world, ranks.writes)
     if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
         prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
         s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)
-        if not s.lockstep.leads:
-            s.policy = Follower(s.policy.start)
+        if not s.lockstep.leads:  # every rank read the memory: all start where the leader does
+            s.policy = Follower(s.policy.current)
         log.info("autotune.DataLoader %s: rank %d of %d (%s) explores in lockstep, %s",
                  s.outbox.name, ranks.rank, ranks.world, ranks.source,
                  "leading" if s.lockstep.leads else "following rank 0")
+
+
+def remember(loader: Any, s: Session, ranks: int, writes: bool) -> None:
+    """The memory of this workload on this machine: a climb starts from it (memory.py), and the
+    writing rank's outcome goes into it. Where it cannot be read, tuning goes on without it."""
+    if not isinstance(s.policy, HillClimb) or not s.policy.exploring:
+        return
+    memory = Memory.open(loader.online.memory, s.workload, loader.cuda(), ranks, registry().run)
+    if memory is None:
+        return
+    try:
+        restored = memory.entry is not None and restore(s.policy, memory.entry)
+    except Exception as exc:  # noqa: BLE001 - an entry this code cannot use: tune without it
+        log.warning("autotune.DataLoader %s: its memory of earlier runs could not be used (%s);"
+                    " tuning without it", s.outbox.name, one_line(exc))
+        restored = False
+    if restored:
+        assert memory.entry is not None
+        log.info("autotune.DataLoader %s: run %d of this workload here, starts at %s (remembered)",
+                 s.outbox.name, memory.entry.runs + 1, s.policy.current.label())
+    if writes:
+        s.outbox.memory = memory
+        s.outbox.arm()

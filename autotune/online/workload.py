@@ -5,6 +5,7 @@ workload.loader_args.batch_size_of may) would draw from the sampler's RNG and ch
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from torch.utils.data import DataLoader
@@ -23,6 +24,19 @@ def _qualname(obj: Any) -> str:
     return f"{named.__module__}.{named.__qualname__}"
 
 
+def _transform(dataset: Any) -> str | None:
+    """The dataset's transform as its repr (torchvision's Compose lists its steps and their
+    arguments), without the addresses a default repr carries; None where it has none."""
+    t = getattr(dataset, "transform", None) or getattr(dataset, "transforms", None)
+    if t is None:
+        return None
+    try:
+        text = repr(t)
+    except Exception:  # noqa: BLE001 - a repr of the user's that raises: the type alone
+        text = _qualname(t)
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)[:1000]
+
+
 def describe(loader: DataLoader, name: str) -> dict[str, Any]:
     try:
         length: int | None = len(loader.dataset)  # type: ignore[arg-type]
@@ -34,7 +48,8 @@ def describe(loader: DataLoader, name: str) -> dict[str, Any]:
             "dataset_len": length, "batch_size": batch, "drop_last": loader.drop_last,
             "collate_fn": _qualname(loader.collate_fn),
             "sampler": _qualname(type(loader.sampler if loader.batch_sampler is None
-                                      else loader.batch_sampler))}
+                                      else loader.batch_sampler)),
+            "transform": _transform(loader.dataset)}
 
 
 def differences(recorded: dict[str, Any], here: dict[str, Any]) -> list[str]:

@@ -145,6 +145,9 @@ class Measured(BaseModel):
     # after which it stopped tuning (the training went on).
     failed_configurations: dict[str, str] | None = None
     tuning_error: str | None = None
+    # What an online run took from the memory of earlier runs of its workload on this machine,
+    # and how its check of the remembered choice went (online/memory.py).
+    memory: str | None = None
     # Epoch accounting (burst/epoch.py): samples_per_s is the rate over whole epochs; these are
     # the tuned configuration's burst shown in the report (the one closest to the mean).
     steady_samples_per_s: float | None = None  # within an epoch, its boundary taken out

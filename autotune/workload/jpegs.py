@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import tempfile
@@ -10,13 +9,9 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFilter
 
+from autotune.run_paths import cache_root
+
 DEMO_VERSION = "v2"
-
-
-def cache_root() -> Path:
-    base = os.environ.get("AUTOTUNE_CACHE") or os.environ.get("XDG_CACHE_HOME") \
-        or str(Path.home() / ".cache")
-    return Path(base) / "autotune"
 
 
 def _image(rng: random.Random, size: tuple[int, int]) -> Image.Image:

@@ -1,11 +1,13 @@
 """A short training in the shape of PyTorch's "Data Loading Optimization" tutorial, as a user
 would write it, nothing of autotune: 512 items that each wait 5 ms (a slow read), batches of 32,
 a small CNN trained on the CPU, 10 epochs capped at 160 batches. The loader's arguments come from
-the command line (the tutorial's baseline: none). Prints SHORT-DONE <steps> <seconds>."""
+the command line (the tutorial's baseline: none). $TUTORIAL_ITEM_S sets an item's wait (the same
+dataset made slower: results/bench/repeated-runs). Prints SHORT-DONE <steps> <seconds>."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import torch
@@ -14,11 +16,14 @@ from torch.utils.data import DataLoader, Dataset
 
 
 class SlowItems(Dataset):
+    def __init__(self) -> None:
+        self.wait_s = float(os.environ.get("TUTORIAL_ITEM_S", "0.005"))
+
     def __len__(self) -> int:
         return 512
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
-        time.sleep(0.005)
+        time.sleep(self.wait_s)
         x = torch.randn(3, 32, 32, generator=torch.Generator().manual_seed(index))
         return x, index % 10
 

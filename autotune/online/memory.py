@@ -1,0 +1,218 @@
+"""The online loader's side of the memory (autotune/memory): the key of a loader's workload on
+this machine, the run started from what an earlier run of it measured, and what this run leaves
+for the next one.
+
+A remembered run is taken up where it stopped: its measurements go into the climb as they were
+(configurations measured part-way, the start aside, are measured anew), and the remembered best
+runs from step 0. Its first windows are a check: where they agree with the remembered rate, a
+finished exploring stays finished and an unfinished one goes on, over the plan, measuring only
+what was never measured; where they do not, exploring starts again (policy.py, HillClimb._checked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from autotune.decision.rate import pooled_cv
+from autotune.environment import gpu_name
+from autotune.memory import key as memory_key
+from autotune.memory import store
+from autotune.memory.record import Entry, Source, Windows
+from autotune.online.climb_types import Check, Request, Reuse, with_value
+from autotune.online.measurement import Measurement
+from autotune.online.policy import HillClimb
+from autotune.online.workload import describe
+from autotune.recipe.model import Recipe
+from autotune.space.config import LoaderConfig
+
+# Measurement's fields kept in the memory (its open window is not: a window is one segment's).
+KEPT = tuple(name for name in Windows.model_fields if name != "config")
+
+
+def entry_key(workload: dict[str, Any], cuda: bool, ranks: int | None = None) -> dict[str, Any]:
+    gpu = gpu_name(torch.device("cuda")) if cuda and torch.cuda.is_available() else None
+    return {"workload": memory_key.workload(workload), "machine": memory_key.machine(gpu, ranks)}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a run measured, as the memory keeps it (made with each outcome: finish.py)."""
+
+    start: LoaderConfig
+    chosen: LoaderConfig
+    finished: bool
+    stop: str | None
+    measured: tuple[Windows, ...]
+    exploration_steps: int = 0
+
+
+def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
+    """The climb now. A check still under way counts the remembered windows too, and a finished
+    exploring it checks stays finished."""
+    checking = climb.checking
+    finished = not climb.exploring or (checking and climb.reuse is not None and climb.reuse.finished)
+    measured = tuple(windows_of(m, whole=checking and m is climb.best)
+                     for m in climb.measured.values() if not m.refused)
+    chosen = climb.choice_so_far() if climb.exploring else climb.current
+    return Snapshot(climb.start, chosen, finished, stop, measured, climb.prior_steps + climb.steps)
+
+
+def windows_of(m: Measurement, whole: bool = False) -> Windows:
+    values = {name: getattr(m, name) for name in KEPT}
+    if whole:
+        values["fresh_from"] = 0
+    return Windows(config=m.config.as_dict(), **values)
+
+
+def measurement_of(w: Windows, config: LoaderConfig) -> Measurement:
+    m = Measurement(config, **{name: getattr(w, name) for name in KEPT})
+    m.rates, m.spans = list(w.rates), list(w.spans)
+    m.fresh_from = min(m.fresh_from, len(m.rates))
+    return m
+
+
+@dataclass
+class Memory:
+    """One loader's entry: where it is, its key, what was read at the start, and this run's id
+    (a run writes several times and counts once)."""
+
+    folder: Path
+    key: dict[str, Any]
+    entry: Entry | None
+    run_id: str
+
+    @classmethod
+    def open(cls, option: Path | bool | None, workload: dict[str, Any], cuda: bool,
+             ranks: int | None, run_id: str) -> "Memory | None":
+        folder = store.where(option)
+        if folder is None:
+            return None
+        key = entry_key(workload, cuda, ranks)
+        return cls(folder, key, store.load(folder, key), run_id)
+
+    def save(self, shot: Snapshot, name: str) -> None:
+        def change(entry: Entry | None) -> Entry:
+            runs = 0 if entry is None else entry.runs
+            if entry is None or entry.last_run != self.run_id:
+                runs += 1
+            return Entry(key=self.key, source=Source.ONLINE, runs=runs, last_run=self.run_id,
+                         name=name, start=shot.start.as_dict(), chosen=shot.chosen.as_dict(),
+                         exploring_finished=shot.finished, stop=shot.stop,
+                         measured=list(shot.measured), exploration_steps=shot.exploration_steps)
+
+        store.update(self.folder, self.key, change)
+
+
+def remember_recipe(loader: Any, recipe: Recipe, name: str, cuda: bool,
+                    option: Path | bool | None = None) -> Path | None:
+    """`autotune tune`'s recipe for the workload `loader` loads (a torch DataLoader over it),
+    remembered: a training that follows starts at its configuration (restore). Where the memory
+    already holds an online run of this workload, the loop's own measurements are kept."""
+    folder = store.where(option)
+    if folder is None:
+        return None
+    key = entry_key(describe(loader, name), cuda)
+    chosen = recipe.config.as_dict()
+
+    def change(entry: Entry | None) -> Entry | None:
+        if entry is not None and entry.source is Source.ONLINE and entry.measured:
+            return None
+        return Entry(key=key, source=Source.TUNE, runs=0, name=name, chosen=chosen,
+                     exploring_finished=True, stop="autotune tune's recipe",
+                     measured=[Windows(config=chosen)],
+                     tuned_samples_per_s=recipe.measured.samples_per_s)
+
+    return store.path_of(folder, key) if store.update(folder, key, change) else None
+
+
+def restore(climb: HillClimb, entry: Entry) -> bool:
+    """Start `climb` from `entry`: its measurements in, its best running from step 0 under check.
+    False (the climb untouched) where the entry has nothing this climb can start from."""
+    if not climb.exploring or entry.chosen is None:
+        return False
+
+    def here(values: dict[str, Any]) -> LoaderConfig:
+        """A remembered configuration as this loader runs it: the tuned knobs remembered, the
+        others as the script gives them now."""
+        remembered, out = LoaderConfig.from_params(values), climb.start
+        for name in climb.tuned:
+            out = with_value(out, name, getattr(remembered, name))
+        return out
+
+    chosen = here(entry.chosen)
+    # A climb's start is measured in fewer windows than a candidate (START_WINDOWS; after a drift,
+    # the configuration running is the new start), and the choice may be it: neither is partial.
+    whole = {climb.start, *(here(entry.start) for _ in [0] if entry.start is not None)}
+    measured: dict[LoaderConfig, Measurement] = {}
+    for w in entry.measured:
+        config = here(w.config)
+        m = measurement_of(w, config)
+        partial = 0 < m.n < climb.settings.min_windows and config not in whole
+        if m.refused or (partial and replace(config, persistent_workers=chosen.persistent_workers)
+                         != chosen):
+            continue  # refused for the memory of that moment; or measured part-way: anew
+        if config not in measured or m.n > measured[config].n:
+            measured[config] = m
+    best = measured.get(chosen) or next(  # persistence is decided after measuring
+        (m for c, m in measured.items()
+         if replace(c, persistent_workers=chosen.persistent_workers) == chosen), None)
+    if best is None and entry.source is Source.TUNE:
+        best = measured.setdefault(chosen, Measurement(chosen))
+    if best is None or best.failed or not (best.n or entry.source is Source.TUNE):
+        return False
+    noise = pooled_cv([m.rates for m in measured.values()])
+    remembered = best.mean if best.n and entry.source is Source.ONLINE else None
+    reuse = Reuse(run=entry.runs + 1, label=climb._persistence(best.config).label()
+                  if best.n else chosen.label(), finished=entry.exploring_finished,
+                  measured=sum(1 for m in measured.values() if m.n), remembered_rate=remembered,
+                  remembered_n=best.n, noise_cv=noise, source=str(entry.source),
+                  remembered_steady=best.steady_steps / best.steady_s
+                  if remembered and best.steady_s > 0 else None)
+    _fresh_check(best)
+    climb.prior_steps = 0 if entry.exploring_finished else entry.exploration_steps
+    climb.measured.update(measured)
+    climb.best = best
+    climb.current = best.config
+    climb._request = Request(best.config, again=True)
+    climb.reuse = reuse
+    return True
+
+
+def _fresh_check(m: Measurement) -> None:
+    """The check's windows are counted apart from the remembered ones, and its steps alone say
+    how much the loop waits now."""
+    m.remeasure()
+    m.steady_steps, m.steady_s, m.steady_wait_s = 0, 0.0, 0.0
+    m.steady_wait_cpu_s = m.steady_work_cpu_s = 0.0
+
+
+def note(reuse: Reuse | None, batch_size: int) -> str | None:
+    """What this run reused, for its report: run N of this workload here, started at what, how
+    the check went."""
+    if reuse is None:
+        return None
+    r = reuse
+    where = f"run {r.run} of this workload here: started at {r.label}"
+    origin = "autotune tune's recipe, remembered" if r.source == Source.TUNE else "remembered"
+    if not r.finished:
+        origin += f", {r.measured} configurations measured, exploring unfinished"
+    rate = "n/a" if r.rate is None else f"{r.rate * batch_size:.1f}"
+    against = r.against or r.remembered_rate
+    old = "n/a" if against is None else f"{against * batch_size:.1f}"
+    if r.check is Check.CHECKING:
+        return f"{where} ({origin}), checking it ({r.check_steps} steps so far)"
+    if r.check is Check.DRIFTED:
+        assert r.rate is not None and against is not None and r.band is not None
+        drift = 100 * (r.rate / against - 1)
+        return (f"{where} ({origin} at {old} samples/s), but it ran at {rate} samples/s in its"
+                f" first {r.check_steps} steps ({drift:+.0f}%, beyond the {100 * r.band:.0f}% the"
+                f" noise and drift allow): exploring started again")
+    band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
+    checked = (f"measured in {r.check_steps} steps at {rate} samples/s" if r.check is Check.UNCHECKED
+               else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old}{band})")
+    rest = "no exploring" if r.finished else "exploring went on from there"
+    return f"{where} ({origin}), {checked}, {rest}"

@@ -1,0 +1,324 @@
+"""The memory of runs: its keys, its file (corrupted, foreign, written by two processes at once),
+and the climb started from it on the policy's loop model (tests/test_online_policy.py): no clock,
+no loader. Every test gives the memory a folder of its own (conftest turns it off elsewhere)."""
+
+import json
+import logging
+import multiprocessing
+
+import pytest
+
+from autotune.memory import store
+from autotune.memory.record import Entry, Source, Windows
+from autotune.online.climb_types import Check, StopReason
+from autotune.online.finish import Outcome, _rate
+from autotune.online.measurement import Measurement
+from autotune.online.memory import Memory, entry_key, note, restore, snapshot
+from autotune.online.meter import Ledger
+from autotune.online.options import TUNED, resolve
+from autotune.online.policy import HillClimb
+from autotune.space.config import LoaderConfig
+from tests.test_online_policy import Loop, _settings
+
+WORKLOAD = {"name": "Indices-loader", "dataset": "tests.Indices", "dataset_len": 1000,
+            "batch_size": 32, "drop_last": False, "collate_fn": "torch.default_collate",
+            "sampler": "torch.utils.data.sampler.RandomSampler", "transform": None}
+STARVED = Loop(fetch_s=0.083, convoy=0.15)  # resolves at w5 pf8 (test_online_policy.py)
+
+
+def _memory(tmp_path, run="run-1", workload=WORKLOAD) -> Memory:
+    m = Memory.open(tmp_path, workload, cuda=False, ranks=1, run_id=run)
+    assert m is not None
+    return m
+
+
+def _remembered(tmp_path, climb: HillClimb, run="run-1") -> Entry:
+    memory = _memory(tmp_path, run)
+    memory.save(snapshot(climb, str(climb.stop_reason)), "Indices-loader")
+    entry = _memory(tmp_path, "run-next").entry
+    assert entry is not None
+    return entry
+
+
+def _climb() -> HillClimb:
+    return HillClimb(LoaderConfig(), TUNED, _settings())
+
+
+# -- where, and the keys ------------------------------------------------------------------------
+
+def test_the_memory_lives_in_the_user_cache_unless_moved_or_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("AUTOTUNE_MEMORY")
+    assert store.where() == tmp_path / "cache" / "autotune" / "memory"
+    monkeypatch.setenv("AUTOTUNE_MEMORY", str(tmp_path / "here"))
+    assert store.where() == tmp_path / "here"
+    assert store.where(tmp_path / "option") == tmp_path / "option"  # the option wins
+    assert store.where(False) is None
+    monkeypatch.setenv("AUTOTUNE_MEMORY", "off")
+    assert store.where() is None
+    assert resolve({"memory": "off"}).memory is False
+    assert resolve({"memory": str(tmp_path)}).memory == tmp_path
+
+
+def test_a_differing_workload_or_machine_is_a_new_entry(tmp_path):
+    key = entry_key(WORKLOAD, cuda=False, ranks=1)
+    assert entry_key(dict(WORKLOAD, name="another-name"), cuda=False, ranks=1) == key
+    for change in ({"batch_size": 64}, {"dataset_len": 999}, {"transform": "Resize(10)"},
+                   {"collate_fn": "mine.collate"}):
+        assert store.path_of(tmp_path, entry_key({**WORKLOAD, **change}, False, 1)) != \
+            store.path_of(tmp_path, key)
+    two_ranks = entry_key(WORKLOAD, cuda=False, ranks=2)
+    assert two_ranks["machine"]["ranks_per_node"] == 2
+    assert store.path_of(tmp_path, two_ranks) != store.path_of(tmp_path, key)
+    assert set(key["machine"]) == {"usable_cpus", "ranks_per_node", "gpu", "ram_gib"}
+
+
+# -- the next run ---------------------------------------------------------------------------------
+
+def test_a_finished_run_is_checked_then_kept_without_exploring(tmp_path):
+    first = _climb()
+    STARVED.run(first)
+    assert first.stop_reason is StopReason.RESOLVED
+    entry = _remembered(tmp_path, first)
+    assert entry.runs == 1 and entry.exploring_finished
+    second = _climb()
+    assert restore(second, entry)
+    assert second.current == first.best.config  # from step 0: no baseline at num_workers=0
+    steps = STARVED.run(second)
+    assert second.stop_reason is StopReason.REMEMBERED and second.reuse.check is Check.HELD
+    assert second.current == first.current
+    assert steps == second.reuse.check_steps < first.steps
+    assert set(second.measured) == set(first.measured)  # nothing measured but the best
+    for config, m in first.measured.items():
+        extra = second.reuse.check_steps and m is first.best
+        assert len(second.measured[config].rates) >= len(m.rates) if extra else \
+            second.measured[config].rates == m.rates
+    text = note(second.reuse, 32)
+    assert text.startswith(f"run 2 of this workload here: started at {second.reuse.label}"
+                           " (remembered), checked in")
+    assert text.endswith("no exploring")
+    assert _remembered(tmp_path, second, run="run-2").runs == 2
+
+
+def test_an_unfinished_exploring_goes_on_where_it_stopped(tmp_path):
+    whole = _climb()
+    STARVED.run(whole)
+    cut = _climb()
+    STARVED.run(cut, limit=whole.steps // 2)
+    assert cut.exploring
+    entry = _remembered(tmp_path, cut)
+    assert not entry.exploring_finished and entry.exploration_steps == cut.steps
+    resumed = _climb()
+    assert restore(resumed, entry)
+    assert resumed.prior_steps == cut.steps  # the horizon counts the earlier run's exploring
+    STARVED.run(resumed)
+    assert resumed.reuse.check is Check.HELD and not resumed.exploring
+    assert resumed.best.config == whole.best.config  # the same choice as one whole exploring
+    measured_before = {c for c, m in cut.measured.items() if m.n >= 2}
+    for config in measured_before - {cut.best.config}:  # not measured again
+        assert resumed.measured[config].rates == cut.measured[config].rates
+    assert resumed.steps < whole.steps
+    assert "exploring went on from there" in note(resumed.reuse, 32)
+
+
+def test_a_drifted_workload_starts_exploring_again_and_says_why(tmp_path):
+    first = _climb()
+    STARVED.run(first)
+    entry = _remembered(tmp_path, first)
+    slower = Loop(fetch_s=0.25, convoy=0.15)  # the same items, made three times slower
+    again = _climb()
+    assert restore(again, entry)
+    STARVED_STEPS = slower.run(again, limit=10_000)
+    assert again.reuse.check is Check.DRIFTED
+    assert again.start == first.best.config  # the climb goes on from the configuration running
+    assert again.best.config.num_workers > first.best.config.num_workers
+    assert STARVED_STEPS > again.reuse.check_steps
+    text = note(again.reuse, 32)
+    assert "but it ran at" in text and text.endswith("exploring started again")
+
+
+def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
+    short = dict(epoch_steps=16)  # windows are whole epochs: the check's close in its third
+    first = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    STARVED.run(first, epoch=16)
+    entry = _remembered(tmp_path, first)
+    same = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(same, entry)
+    STARVED.run(same, epoch=16)
+    assert same.reuse.check is Check.HELD and same.reuse.check_steps > 16  # whole epochs
+    slower = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(slower, entry)
+    Loop(fetch_s=0.25, convoy=0.15).run(slower, epoch=16)
+    assert slower.reuse.check is Check.DRIFTED and slower.reuse.check_steps <= 16
+    assert "exploring started again" in note(slower.reuse, 32)
+    # cut short after the restart: the next run starts from what this one measured
+    slower_loop = Loop(fetch_s=0.25, convoy=0.15)
+    cut = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    restore(cut, entry)
+    slower_loop.run(cut, epoch=16, limit=20)
+    assert cut.reuse.check is Check.DRIFTED and cut.best.n == 1  # its first steps, as a window
+    after = _remembered(tmp_path, cut, run="run-cut")
+    third = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(third, after) and third.current == cut.choice_so_far()
+
+
+def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):
+    chosen = LoaderConfig(num_workers=4, prefetch_factor=4, persistent_workers=True)
+    entry = Entry(key=entry_key(WORKLOAD, False, 1), source=Source.TUNE, runs=1,
+                  chosen=chosen.as_dict(), exploring_finished=True,
+                  measured=[Windows(config=chosen.as_dict())], tuned_samples_per_s=900.0)
+    climb = _climb()
+    assert restore(climb, entry) and climb.current == chosen
+    STARVED.run(climb)
+    assert climb.reuse.check is Check.UNCHECKED and climb.stop_reason is StopReason.REMEMBERED
+    assert "autotune tune's recipe" in note(climb.reuse, 32)
+
+
+# -- the file -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,said", [
+    ("{not json", "not JSON"),
+    ('{"autotune_memory": 7, "key": {}}', "not a version-1 memory entry"),
+    ('{"autotune_memory": 1, "key": {"workload": {}, "machine": {}}}', "another workload"),
+    ('{"autotune_memory": 1, "key": 3}', "key"),
+])
+def test_a_corrupted_or_foreign_file_is_one_warning_and_tuning_goes_on(tmp_path, caplog, text,
+                                                                        said):
+    key = entry_key(WORKLOAD, False, 1)
+    path = store.path_of(tmp_path, key)
+    path.write_text(text)
+    with caplog.at_level(logging.WARNING, logger="autotune"):
+        memory = _memory(tmp_path)
+    assert memory.entry is None
+    [record] = caplog.records
+    assert said in record.getMessage() and "\n" not in record.getMessage()
+    climb = _climb()
+    STARVED.run(climb)
+    memory.save(snapshot(climb, None), "Indices-loader")  # the next write replaces it
+    assert _memory(tmp_path, "later").entry.runs == 1
+
+
+def _update_many(folder: str, run: str, n: int) -> None:
+    key = entry_key(WORKLOAD, False, 1)
+    for i in range(n):
+        def change(entry, i=i):
+            runs = (entry.runs if entry else 0) + 1
+            return Entry(key=key, runs=runs, last_run=f"{run}-{i}",
+                         measured=[Windows(config=LoaderConfig().as_dict(), rates=[float(i)] * 50)])
+        store.update(store.Path(folder), key, change)
+
+
+def test_two_processes_writing_at_once_lose_no_update_and_leave_a_whole_file(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_update_many, args=(str(tmp_path), f"rank{r}", 40)) for r in (0, 1)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    entry = store.load(tmp_path, entry_key(WORKLOAD, False, 1))
+    assert entry is not None and entry.runs == 80
+    assert not list(tmp_path.glob("*.tmp"))  # no temporary file left behind
+    json.loads(store.path_of(tmp_path, entry_key(WORKLOAD, False, 1)).read_text())
+
+
+def test_list_and_clear(tmp_path):
+    _update_many(str(tmp_path), "one", 1)
+    assert len(store.entries(tmp_path)) == 1
+    assert store.clear(tmp_path) == 1 and store.entries(tmp_path) == []
+
+
+# -- the report -----------------------------------------------------------------------------------
+
+def test_a_report_never_names_a_best_without_its_rate():
+    best = Measurement(LoaderConfig(num_workers=3, prefetch_factor=2, persistent_workers=True),
+                       rates=[10.0, 11.0], spans=[1.0, 1.0])
+    best.remeasure()  # the winner's curse: measured again, no fresh window yet
+    assert best.n == 0 and _rate(best, 32) == pytest.approx(336.0)
+    climb = _climb()
+    STARVED.run(climb, limit=60)
+    outcome = Outcome.of(climb, Ledger(), WORKLOAD, 32, device=__import__("torch").device("cpu"))
+    assert "n/a samples/s" not in outcome.line
+
+
+# -- through autotune.DataLoader (real workers; nothing timed) ---------------------------------------
+
+def test_the_next_process_starts_where_the_last_one_left_off(tmp_path):
+    import autotune
+    from autotune.online import registry
+    from online_fakes import Indices
+
+    def train():
+        loader = autotune.DataLoader(Indices(240), batch_size=8, shuffle=True,
+                                     online={"memory": str(tmp_path), "results_dir": None,
+                                             "max_workers": 2})
+        for _ in range(2):
+            seen = sorted(i for batch in loader for i in batch.tolist())
+            assert seen == list(range(240))  # every item once an epoch, memory or not
+        loader.write_results()
+        return loader
+
+    first = train()
+    [(_, entry)] = store.entries(tmp_path)
+    assert entry is not None and entry.runs == 1 and entry.name == first._session.outbox.name
+    registry.reset()  # a new process
+    second = train()
+    reuse = second._session.policy.reuse
+    assert reuse is not None and reuse.run == 2
+    assert reuse.label == LoaderConfig.from_params(entry.chosen).label()
+    s = second._session
+    outcome = s.outbox.outcome or s._interim()
+    assert "run 2 of this workload here" in outcome.line
+    assert outcome.measured.memory and store.entries(tmp_path)[0][1].runs == 2
+
+
+def test_autotune_memory_lists_and_clears(tmp_path):
+    from typer.testing import CliRunner
+
+    from autotune.cli.app import app
+
+    _update_many(str(tmp_path), "one", 1)
+    shown = CliRunner().invoke(app, ["memory", "list", "--memory", str(tmp_path)],
+                               env={"COLUMNS": "250"})
+    assert shown.exit_code == 0 and "tests.Indices" in shown.output
+    cleared = CliRunner().invoke(app, ["memory", "clear", "--memory", str(tmp_path)])
+    assert cleared.exit_code == 0 and "1 entries cleared" in cleared.output
+    assert store.entries(tmp_path) == []
+
+
+def test_autotune_run_memory_reaches_the_script_as_an_option(tmp_path):
+    from autotune.cli.run_cmd import child_environment
+    from autotune.online.options import ENV_VAR
+
+    for given, expected in (("off", False), (str(tmp_path), str(tmp_path))):
+        env = child_environment(resolve({"memory": given}), {})
+        assert json.loads(env[ENV_VAR])["memory"] == expected
+        assert resolve(None, env).memory == (False if expected is False else tmp_path)
+
+
+def test_a_recipe_of_autotune_tune_is_found_by_the_training_of_its_workload(tmp_path):
+    import torch.utils.data
+
+    import autotune
+    from autotune.online.memory import remember_recipe
+    from autotune.online.workload import describe
+    from autotune.recipe.model import Measured, Recipe
+    from online_fakes import Indices
+
+    chosen = LoaderConfig(num_workers=2, prefetch_factor=4)
+    recipe = Recipe.from_config(chosen, measured=Measured(samples_per_s=500.0,
+                                                          baseline_samples_per_s=100.0,
+                                                          speedup=5.0),
+                                workload={}, environment={})
+    dataset = Indices(64)
+    tuned_on = torch.utils.data.DataLoader(dataset, batch_size=8, shuffle=True)  # as tune makes it
+    path = remember_recipe(tuned_on, recipe, "indices", cuda=False, option=tmp_path)
+    assert path is not None and path.is_file()
+    training = autotune.DataLoader(dataset, batch_size=8, shuffle=True,
+                                   online={"results_dir": None})
+    memory = Memory.open(tmp_path, describe(training, "Indices-training"), cuda=False, ranks=1,
+                         run_id="training")
+    assert memory.entry is not None and memory.entry.source is Source.TUNE
+    assert LoaderConfig.from_params(memory.entry.chosen) == chosen
+    other = torch.utils.data.DataLoader(dataset, batch_size=16, shuffle=True)
+    assert Memory.open(tmp_path, describe(other, "x"), False, 1, "r").entry is None
