@@ -1,7 +1,7 @@
 """Issue 48's 2-rank case, as a functional check only (no ratio against a fixed configuration):
 tests/frameworks/ddp_train.py (two gloo ranks on the CPU, 3200 items of 2 ms, 2 epochs) run twice
 under `autotune run` with one memory folder; each run's report line and each rank's final
-configuration. Run from the repository root: python results/bench/repeated-runs/torchrun_twice.py"""
+configuration. Run from the repository root: python benchmarks/torchrun_twice.py"""
 
 import datetime
 import socket
@@ -10,7 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/ddp_train.py"
 
 
@@ -23,7 +24,7 @@ def port() -> str:
 def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
-    out = [f"# python results/bench/repeated-runs/torchrun_twice.py -- "
+    out = [f"# python benchmarks/torchrun_twice.py -- "
            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit},"
            " 2 usable CPUs, no GPU; the machine was shared with other engineers' work"]
     with tempfile.TemporaryDirectory() as memory, tempfile.TemporaryDirectory() as results:
@@ -37,7 +38,7 @@ def main() -> None:
                      if l.startswith(("RANK ", "autotune.DataLoader "))]
             out += [f"run {run} (exit {done.returncode}):", *(f"  {l}" for l in sorted(lines))]
     print("\n".join(out))
-    (Path(__file__).parent / "torchrun_twice.out").write_text("\n".join(out) + "\n")
+    (OUT / "torchrun_twice.out").write_text("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ a fresh memory each round. Each `autotune run` is paired with the hand-tuned run
 figure is hand-tuned time / autotune time (the script's own training time, SHORT-DONE). Then a
 drifted workload: a run at 5 ms items, then one at 20 ms items (the same dataset, identity and
 memory), which should see the remembered best drift and explore again in its first epochs.
-Run from the repository root: python results/bench/repeated-runs/repeated_runs.py"""
+Run from the repository root: python benchmarks/repeated_runs.py"""
 
 import datetime
 import os
@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/tutorial_short.py"
 HAND = [sys.executable, str(SCRIPT), "--workers", "4", "--prefetch", "2", "--persistent"]
 ROUNDS = 3
@@ -61,7 +62,7 @@ def main() -> None:
                             text=True, cwd=ROOT).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    out = [f"# python results/bench/repeated-runs/repeated_runs.py -- "
+    out = [f"# python benchmarks/repeated_runs.py -- "
            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
            f"{'+dirty' if dirty else ''}, 2 usable CPUs, no GPU; the machine was shared with"
            " other engineers' work while it ran (absolute times are noisy: only the pairs compare)"]
@@ -102,7 +103,7 @@ def main() -> None:
                          f" (epoch {(int(restarted.group(1)) - 1) // 16 + 1} of 16-step epochs)"
                          if restarted else "NOT detected"))
     say(f"total {time.perf_counter() - t0:.0f}s")
-    (Path(__file__).parent / "repeated_runs.out").write_text("\n".join(out) + "\n")
+    (OUT / "repeated_runs.out").write_text("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":
