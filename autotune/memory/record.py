@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from autotune.strenum import StrEnum
 
-MEMORY_VERSION = 1
+MEMORY_VERSION: Final = 1
 
 
 class Source(StrEnum):
