@@ -19,6 +19,7 @@ from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrup
 from autotune.search.options import TuneOptions
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.trial import TrialStatus
+from autotune.space.start_method import start_method
 from autotune.search.tuner import Tuner
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.base import Workload
@@ -52,6 +53,22 @@ def over_budget_error(result: TuneResult) -> WorkloadError | None:
         return None
     return WorkloadError(f"workload '{result.workload.name}': every configuration that ran was"
                          f" rejected, first with {ran[0].error}; raise --ram-budget")
+
+
+def workers_failed_error(result: TuneResult) -> WorkloadError | None:
+    """Every configuration with DataLoader workers failed while one without them ran: a recipe
+    of num_workers=0 would hide a broken worker set-up (a dataset that spawn or forkserver
+    workers cannot import or unpickle, most often) behind a slow but working default."""
+    pooled = [t for t in result.trials if t.measured and t.config.num_workers > 0]
+    if not pooled or any(t.status != TrialStatus.FAILED for t in pooled):
+        return None
+    method = start_method()
+    where = f"; measured trials and tracebacks in {result.run_dir}" if result.run_dir else ""
+    return WorkloadError(
+        f"workload '{result.workload.name}': DataLoader workers ({method} start method) failed in"
+        f" all {len(pooled)} configurations with workers, first: {pooled[0].error}; make the"
+        " dataset, collate_fn and step importable and picklable in a fresh process (define them"
+        " at the top level of a module or FILE.py, not in a function or notebook cell){where}")
 
 
 def _check_budgets(opts: TuneOptions) -> None:
@@ -121,4 +138,7 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
         raise TuningInterrupted(stop.name, result)
     if result.best is None:
         raise nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
+    error = workers_failed_error(result)
+    if error is not None:
+        raise error
     return result

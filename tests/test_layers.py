@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1] / "autotune"
 
 # Low to high. A package (or top-level module) may import from its own layer and lower ones.
 LAYERS = (
-    ("errors", "slurm_env", "strenum", "run_paths", "key_values"),
+    ("errors", "slurm_env", "strenum", "run_paths", "key_values", "version", "made_by"),
     ("space", "telemetry"),
     ("decision",),
     ("transfer", "workload"),
