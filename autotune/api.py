@@ -63,10 +63,15 @@ def workers_failed_error(result: TuneResult) -> WorkloadError | None:
     if not pooled or any(t.status != TrialStatus.FAILED for t in pooled):
         return None
     method = start_method()
-    fix = ("make the dataset, collate_fn and step importable and picklable in a fresh process"
-           " (define them at the top level of a module or FILE.py, not in a function or notebook"
-           " cell)" if method != "fork" else
-           "the workers' tracebacks say why (a small /dev/shm: docker run --shm-size=2g)")
+    if "time limit" in (pooled[0].error or ""):
+        fix = ("lower --max-workers, or give each burst more time (burst time_limit_s): the pools"
+               " did not deliver in time")
+    elif method != "fork":
+        fix = ("make the dataset, collate_fn and step importable and picklable in a fresh process"
+               " (define them at the top level of a module or FILE.py, not in a function or"
+               " notebook cell)")
+    else:
+        fix = "the workers' tracebacks say why (a small /dev/shm: docker run --shm-size=2g)"
     where = f"; measured trials and tracebacks in {result.run_dir}" if result.run_dir else ""
     return WorkloadError(
         f"workload '{result.workload.name}': DataLoader workers ({method} start method) failed in"

@@ -33,7 +33,7 @@ def test_distribution_name_license_and_classifiers():
     license_text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
     assert "END OF TERMS AND CONDITIONS" in license_text  # the full text, not a pointer to it
-    assert "License :: OSI Approved :: Apache Software License" in project["classifiers"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
     claimed = {c.rsplit(":: ", 1)[1] for c in project["classifiers"]
                if c.startswith("Programming Language :: Python :: 3.")}
     assert project["requires-python"] == f">={min(claimed, key=lambda v: tuple(map(int, v.split('.'))))}"

@@ -12,6 +12,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 from autotune.api import workers_failed_error
+from autotune.burst import pool_start
 from autotune.search.trial import TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.space.start_method import start_method
@@ -113,3 +114,30 @@ def test_start_method_of_a_loader():
     assert start_method("spawn") == "spawn"
     assert start_method(multiprocessing.get_context("spawn")) == "spawn"
     assert start_method() in multiprocessing.get_all_start_methods()
+
+
+def test_a_timed_out_pool_is_told_to_use_fewer_workers_or_more_time():
+    result = _result(_trial(0, 0, TrialStatus.OK),
+                     _trial(1, 23, TrialStatus.FAILED, "burst exceeded its time limit of 36 s"))
+    assert "lower --max-workers" in str(workers_failed_error(result))
+
+
+@pytest.mark.parametrize("method, workers, cpus, room", [
+    ("fork", 8, 2, 0.0),  # a copy of the tuning process: no room needed
+    ("spawn", 0, 2, 0.0),  # no pool
+    ("spawn", 1, 2, 2 * 3.0),  # one round of fresh interpreters, twice over
+    ("spawn", 4, 2, 2 * 2 * 3.0),  # 4 workers on 2 cores start in two rounds
+    ("forkserver", 23, 2, 2 * 12 * 3.0),
+])
+def test_a_pools_start_up_gets_room_in_the_bursts_time_limit(monkeypatch, method, workers, cpus,
+                                                             room):
+    monkeypatch.setattr(pool_start, "interpreter_start_s", lambda: 3.0)
+    config = LoaderConfig(num_workers=workers, prefetch_factor=2 if workers else None,
+                          multiprocessing_context=method if workers else None)
+    assert pool_start.start_allowance_s(config, cpus) == room
+
+
+def test_the_interpreter_start_up_is_measured_once():
+    pool_start.interpreter_start_s.cache_clear()
+    first = pool_start.interpreter_start_s()
+    assert first > 0 and pool_start.interpreter_start_s() == first
