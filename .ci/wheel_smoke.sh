@@ -89,7 +89,7 @@ if __name__ == "__main__":
 PY
 for method in spawn forkserver; do
     step "autotune tune work.py:make with $method workers"
-    START_METHOD=$method autotune tune work.py:make --budget 45 --trials 4 --no-stages \
+    START_METHOD=$method autotune tune work.py:make --budget 120 --trials 3 --max-workers 2 --no-stages \
         --results-dir "results-$method"
     # A configuration with workers measured successfully (the search never got to one otherwise:
     # the tuning then fails above, or this check does).
