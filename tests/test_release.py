@@ -2,9 +2,9 @@
 autotune (version and commit) made each recipe."""
 
 import subprocess
-import tomllib
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import autotune
@@ -14,22 +14,27 @@ from autotune.recipe.model import MadeBy, Recipe, load_recipe
 from autotune.space.config import LoaderConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 runner = CliRunner()
 
 
-def test_one_version_source():
-    project = PYPROJECT["project"]
+@pytest.fixture
+def pyproject():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_one_version_source(pyproject):
+    project = pyproject["project"]
     assert "version" not in project and "version" in project["dynamic"]
-    attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    attr = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
     module, _, name = attr.rpartition(".")
     assert getattr(__import__(module, fromlist=[name]), name) == autotune.__version__
 
 
-def test_distribution_name_license_and_classifiers():
-    project = PYPROJECT["project"]
+def test_distribution_name_license_and_classifiers(pyproject):
+    project = pyproject["project"]
     assert project["name"] == "dataloader-autotune"  # `autotune` on the index is another project
-    assert PYPROJECT["project"]["scripts"] == {"autotune": "autotune.cli.entry:main"}
+    assert project["scripts"] == {"autotune": "autotune.cli.entry:main"}
     license_text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
     assert "END OF TERMS AND CONDITIONS" in license_text  # the full text, not a pointer to it
