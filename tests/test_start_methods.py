@@ -9,7 +9,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset
+
+import autotune
 
 from autotune.api import workers_failed_error
 from autotune.burst import pool_start
@@ -141,3 +143,26 @@ def test_the_interpreter_start_up_is_measured_once():
     pool_start.interpreter_start_s.cache_clear()
     first = pool_start.interpreter_start_s()
     assert first > 0 and pool_start.interpreter_start_s() == first
+
+
+class Numbers(Dataset):
+    """Defined at the top level of an importable module: what spawned workers unpickle."""
+
+    def __len__(self):
+        return 48
+
+    def __getitem__(self, i):
+        return i
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_the_online_loader_runs_spawned_and_forkserver_workers(tmp_path, method):
+    loader = autotune.DataLoader(Numbers(), batch_size=4, num_workers=1, multiprocessing_context=method,
+                                 online={"results_dir": str(tmp_path), "epochs": 2, "max_workers": 2})
+    try:
+        for _ in range(2):
+            assert sorted(int(i) for batch in loader for i in batch) == list(range(48))
+        assert loader.tuner_state.failed == {}  # no configuration's workers failed to start
+    finally:
+        loader.close()
