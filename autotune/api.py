@@ -147,5 +147,10 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
         raise nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
     error = workers_failed_error(result)
     if error is not None:
+        # The trials, the report and failures.txt stay; a recipe of no workers would be taken
+        # for a tuned one (`autotune verify RUN_DIR`, a script loading it).
+        recipe = result.files.pop("recipe", None)
+        if recipe is not None:
+            recipe.unlink(missing_ok=True)
         raise error
     return result
