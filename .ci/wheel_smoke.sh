@@ -40,7 +40,14 @@ grep -q "installed package" version.txt
 
 step "the main job on the default workload"
 autotune tune --budget 30 --results-dir results --out recipe.json
-autotune show recipe.json | grep -q "installed package"
+autotune show recipe.json > /dev/null
+python - <<'PY'
+import json
+from importlib import metadata
+made_by = json.load(open("recipe.json"))["made_by"]
+# An installed package: its version, and no commit (no checkout to take one from).
+assert made_by == {"version": metadata.version("dataloader-autotune"), "commit": None}, made_by
+PY
 
 step "the README's Python API example"
 cp "$repo/examples/python_api.py" "$repo/examples/train_plain.py" .
