@@ -19,9 +19,9 @@ from autotune.search.interrupt import StopRequested, StopSignals, TuningInterrup
 from autotune.search.options import TuneOptions
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.trial import TrialStatus
-from autotune.space.start_method import start_method
 from autotune.search.tuner import Tuner
 from autotune.space.config import PYTORCH_DEFAULTS
+from autotune.space.start_method import start_method
 from autotune.workload.base import Workload
 
 
@@ -113,8 +113,9 @@ def tune(workload: Workload, *, on_trial: Callable[[TuningProgress], None] | Non
     in each extra rank's process (it must be picklable).
 
     Raises TuningInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing the report of
-    what was measured; WorkloadError when the workload fails in every configuration, or every
-    configuration measured over the RAM budget."""
+    what was measured; WorkloadError when the workload fails in every configuration, every
+    configuration with workers failed (no recipe.json is left), or every configuration measured
+    over the RAM budget."""
     opts = TuneOptions(**options)
     _check_budgets(opts)
     nvtx = load_nvtx() if opts.nvtx else None
