@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from autotune.version import __version__
+
 __all__ = ["AutotuneError", "DataLoader", "DeviceLoader", "Recipe", "RecipeError", "TuneResult",
            "TuningInterrupted", "Workload", "WorkloadError", "load_recipe", "tune", "verify"]
 

@@ -23,6 +23,7 @@ from autotune.search.result import TuneResult, TuningProgress
 from autotune.search.trial import TrialStatus
 from autotune.search.tuner import Tuner
 from autotune.space.config import PYTORCH_DEFAULTS
+from autotune.space.start_method import start_method
 from autotune.workload.base import Workload
 
 
@@ -54,6 +55,29 @@ def over_budget_error(result: TuneResult) -> WorkloadError | None:
         return None
     return WorkloadError(f"workload '{result.workload.name}': every configuration that ran was"
                          f" rejected, first with {ran[0].error}; raise --ram-budget")
+
+
+def workers_failed_error(result: TuneResult) -> WorkloadError | None:
+    """Every configuration with DataLoader workers failed while one without them ran: a recipe
+    of num_workers=0 would hide a broken worker set-up (a dataset that spawn or forkserver
+    workers cannot import or unpickle, most often) behind a slow but working default."""
+    pooled = [t for t in result.trials if t.measured and t.config.num_workers > 0]
+    if not pooled or any(t.status != TrialStatus.FAILED for t in pooled):
+        return None
+    method = start_method()
+    if "time limit" in (pooled[0].error or ""):
+        fix = ("lower --max-workers, or give each burst more time (burst time_limit_s): the pools"
+               " did not deliver in time")
+    elif method != "fork":
+        fix = ("make the dataset, collate_fn and step importable and picklable in a fresh process"
+               " (define them at the top level of a module or FILE.py, not in a function or"
+               " notebook cell)")
+    else:
+        fix = "the workers' tracebacks say why (a small /dev/shm: docker run --shm-size=2g)"
+    where = f"; measured trials and tracebacks in {result.run_dir}" if result.run_dir else ""
+    return WorkloadError(
+        f"workload '{result.workload.name}': DataLoader workers ({method} start method) failed in"
+        f" all {len(pooled)} configurations with workers, first: {pooled[0].error}; {fix}{where}")
 
 
 def _check_budgets(opts: TuneOptions) -> None:
@@ -145,8 +169,9 @@ def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
     Raises:
         TuningInterrupted: (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing the report of
             what was measured.
-        WorkloadError: when the workload fails in every configuration, or every configuration
-            measured over the RAM budget.
+        WorkloadError: when the workload fails in every configuration, every configuration
+            with workers failed (no recipe.json is left), or every configuration measured over
+            the RAM budget.
     """
     given = dict(budget=budget, trials=trials, early_stop=early_stop, knobs=knobs, device=device,
                  seed=seed, max_workers=max_workers, ram_budget=ram_budget,
@@ -194,4 +219,12 @@ def tune_with(workload: Workload, opts: TuneOptions, *,
         raise TuningInterrupted(stop.name, result)
     if result.best is None:
         raise nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
+    error = workers_failed_error(result)
+    if error is not None:
+        # The trials, the report and failures.txt stay; a recipe of no workers would be taken
+        # for a tuned one (`autotune verify RUN_DIR`, a script loading it).
+        recipe = result.files.pop("recipe", None)
+        if recipe is not None:
+            recipe.unlink(missing_ok=True)
+        raise error
     return result

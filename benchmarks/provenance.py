@@ -3,27 +3,13 @@ so that a figure read months later says what it is a figure of."""
 
 from __future__ import annotations
 
-import subprocess
 from datetime import datetime, timezone
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_TREE = Path(__file__).resolve().parents[2]
+from autotune.made_by import git_commit
 
-
-def git_commit(tree: Path = _TREE) -> str | None:
-    """The short commit of `tree`, '+dirty' where tracked files differ from it (the measured code
-    is then not that commit's); None outside a git checkout (an installed package)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{commit}+dirty" if dirty else commit
+__all__ = ["Recorded", "git_commit"]
 
 
 class Recorded(BaseModel):

@@ -34,7 +34,7 @@ def test_round_trip(tmp_path):
 def test_json_keys_are_torch_argument_names(tmp_path):
     data = json.loads(_recipe(LoaderConfig(num_workers=2, prefetch_factor=2)).to_json())
     assert list(data) == ["autotune_recipe", "dataloader", "transfer", "measured", "workload",
-                          "environment", "diagnosis", "created"]
+                          "environment", "diagnosis", "made_by", "created"]
     assert data["dataloader"] == {"num_workers": 2, "pin_memory": False, "prefetch_factor": 2,
                                   "persistent_workers": False}
     assert data["transfer"] == {"non_blocking": False, "channels_last": False,

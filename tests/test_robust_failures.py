@@ -4,6 +4,7 @@ reported as broken, with its traceback."""
 
 from __future__ import annotations
 
+import csv
 import threading
 
 import pytest
@@ -31,6 +32,11 @@ def _tune(workload, tmp_path, **options):
     return tune(workload, **options)
 
 
+def _rows(run_dir):
+    with open(run_dir / "trials.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def _failed(result):
     return [t for t in result.trials if t.status == TrialStatus.FAILED]
 
@@ -39,19 +45,21 @@ def test_dataset_raising_in_workers_fails_those_trials_and_the_search_goes_on(tm
     before = child_pids()
     # Only the trial cap ends this search: the device ceiling, still probed although the loader
     # probe failed, could otherwise stop it early at w0 (which loads in the main process).
-    result = _tune(hw.raises_in_workers(), tmp_path, early_stop=False)
-    assert result.ceilings is not None and 1 not in result.ceilings.loader  # its probe failed
-    assert result.trials[0].status == TrialStatus.OK and result.best.config.num_workers == 0
-    failed = _failed(result)
-    assert failed and all(t.config.num_workers > 0 for t in failed)
-    for t in failed:
-        assert t.error.startswith("ValueError: hostile item") and "(in DataLoader worker" in t.error
-        assert "\n" not in t.error
-        assert "Original Traceback" in t.traceback  # the worker's own traceback, kept whole
-    searched = [t for t in result.trials if t.phase == "search"]  # then re-measurements
-    assert len(searched) == 4  # all trials ran despite the failures
-    assert "failed: ValueError: hostile item" in result.files["table_md"].read_text()
-    assert "refuses to load in a worker" in result.files["failures"].read_text()
+    # Every configuration with workers failed: no num_workers=0 recipe, but one line to act on.
+    with pytest.raises(WorkloadError) as caught:
+        _tune(hw.raises_in_workers(), tmp_path, early_stop=False)
+    message = str(caught.value)
+    assert "DataLoader workers" in message and "failed in all" in message and "\n" not in message
+    assert "ValueError: hostile item" in message and "(in DataLoader worker" in message
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert str(run_dir) in message and not (run_dir / "recipe.json").exists()
+    rows = _rows(run_dir)
+    failed = [r for r in rows if r["status"].startswith("failed: ValueError: hostile item")]
+    assert failed and all(r["num_workers"] != "0" for r in failed)
+    assert len(rows) >= 4  # all trials ran despite the failures (then re-measurements)
+    assert "failed: ValueError: hostile item" in (run_dir / "trials.md").read_text()
+    failures = (run_dir / "failures.txt").read_text()
+    assert "refuses to load in a worker" in failures and "Original Traceback" in failures
     assert child_pids() <= before
 
 
@@ -75,23 +83,22 @@ def test_hung_worker_fails_its_trial_by_the_time_limit(tmp_path, monkeypatch):
         real_release(loader, iterator, force=force)
 
     monkeypatch.setattr(burst_runner, "release_loader", release)
-    result = _tune(hw.hangs_in_workers(), tmp_path, max_trials=2, burst=HANG_BURST)
-    assert result.trials[0].ok
-    hung = result.trials[1]
-    assert hung.config.num_workers > 0 and hung.status == TrialStatus.FAILED
-    assert "time limit of 1 s" in hung.error
+    with pytest.raises(WorkloadError, match="time limit of 1 s.*lower --max-workers"):
+        _tune(hw.hangs_in_workers(), tmp_path, max_trials=2, burst=HANG_BURST)
+    rows = _rows(next((tmp_path / "runs").iterdir()))
+    assert rows[0]["num_workers"] == "0" and not rows[0]["status"].startswith("failed")
+    assert rows[1]["num_workers"] != "0"
+    assert rows[1]["status"].startswith("failed: burst exceeded its time limit of 1 s")
     # One time limit plus a forced teardown (its workers killed), not the 5 s per hung worker of
     # a graceful shutdown; "not forever" is pytest's timeout. A time asserted here would be the
     # machine's load, not the teardown.
-    failed = [t for t in result.trials if t.status == TrialStatus.FAILED]
-    assert forced.count(True) == len(failed) >= 1
+    assert forced.count(True) == sum(r["status"].startswith("failed") for r in rows) >= 1
     assert child_pids() <= before
 
 
 def test_shared_memory_error_names_dev_shm(tmp_path):
-    result = _tune(hw.shm_full(), tmp_path, max_trials=2)
-    failed = _failed(result)
-    assert failed and "/dev/shm is full or too small" in failed[0].error
+    with pytest.raises(WorkloadError, match="/dev/shm is full or too small"):
+        _tune(hw.shm_full(), tmp_path, max_trials=2)
 
 
 @pytest.mark.parametrize("factory, first_error", [

@@ -39,6 +39,7 @@ from autotune.burst.epoch_window import EpochPlace, WholeEpochs, whole_epochs
 from autotune.burst.pacing import persistent_pool, refill_s, settle, to_middle
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
+from autotune.burst.pool_start import start_allowance_s
 from autotune.burst.watchdog import time_limit
 from autotune.burst.window import halves_agree, next_mark, window_complete, window_rate
 from autotune.errors import WorkloadError
@@ -111,7 +112,9 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
         phase = clock.span if marks is None else stack_phases(marks, clock.span)
         # No single batch may take longer than the whole burst may: torch raises in the main
         # process when a worker goes silent that long (the watchdog's back-up off the main thread).
-        timeout = {"timeout": settings.time_limit_s} if settings.time_limit_s and config.num_workers else {}
+        limit_s = (settings.time_limit_s + start_allowance_s(config, usable_cpus)
+                   if settings.time_limit_s else None)
+        timeout = {"timeout": limit_s} if limit_s and config.num_workers else {}
         with no_strays():
             loader = workload.make_loader(config, **timeout)
             feed = DeviceLoader(loader, device, phase=phase, **config.transfer_kwargs())
@@ -120,7 +123,7 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
             samplers: list[Any] = []
             failed = True
             try:
-                with time_limit(settings.time_limit_s):
+                with time_limit(limit_s):
                     length = epoch_length(loader, workload.batch_size)
                     place = EpochPlace(length.batches, config.prefetch_depth)
                     # `feed` bound as a default: the finally below deletes the name.

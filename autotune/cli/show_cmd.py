@@ -8,8 +8,15 @@ import typer
 from rich.table import Table
 
 from autotune.cli.common import DEBUG_OPTION, console, one_line_errors, print_diagnosis
-from autotune.recipe.model import load_recipe
+from autotune.recipe.model import Recipe, load_recipe
 from autotune.report.table import _cell
+
+
+def _made_by(recipe: Recipe) -> dict[str, object]:
+    if recipe.made_by is None:
+        return {"autotune": "not recorded (an older recipe)"}
+    return {"autotune": recipe.made_by.version,
+            "commit": recipe.made_by.commit or "none (an installed package)"}
 
 
 @one_line_errors
@@ -21,7 +28,8 @@ def show(recipe_path: Path = typer.Argument(..., help="recipe JSON written by `a
     for block, values in (("dataloader", recipe.dataloader_kwargs()),
                           ("transfer", recipe.transfer.model_dump()),
                           ("measured", recipe.measured.model_dump()),
-                          ("workload", recipe.workload), ("environment", recipe.environment)):
+                          ("workload", recipe.workload), ("environment", recipe.environment),
+                          ("made by", _made_by(recipe))):
         for key, value in values.items():
             table.add_row(block, key, _cell(value))
             block = ""

@@ -25,9 +25,10 @@ most windows an unresolved candidate is judged by its mean, tied within 2% (as c
 the budget ends first). Exploring stops when the plan is done (the choice is then sound by the
 measured noise), at the end of the epoch that completes the horizon (the first epoch, or as many as
 make up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
-lost against the best configuration measured so far reaches a share of the horizon's time at that
-best's rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
-prediction needs it) but in the reported cost.
+lost against the best configuration measured so far, plus the start-up of the next candidate's pool
+(the longest measured in this run, so under the start method in use), reaches a share of the
+horizon's time at that best's rate. The start's own measurement is outside the bound (it is what
+not tuning costs, and the prediction needs it) but in the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -172,7 +173,7 @@ class HillClimb(ClimbPlan):
         self._primed = True
         # Checked where a candidate was judged (its verdict counts: it may be the best now), before
         # the next one starts: a start-up paid for is not thrown away half-measured.
-        if self._bound_reached():
+        if self._bound_reached(nxt.config):
             return self._stop(StopReason.BOUND)
         if not self._repays(nxt.config):
             return self._stop(StopReason.RUN_END)
@@ -310,15 +311,31 @@ class HillClimb(ClimbPlan):
             return Verdict.TIED if m.n >= self.settings.min_windows else Verdict.OPEN
         return self.verdict(self.best, m)
 
-    def _bound_reached(self) -> bool:
-        """The share bound, where the run's length is unknown. A known run is bounded by what
-        exploring can still gain in its steps left (_repays): on a short run a share of it can be
-        less than one pool's start-up, and would stop exploring while the loop still waits."""
+    def _bound_reached(self, config: LoaderConfig) -> bool:
+        """The share bound, where the run's length is unknown, with the start-up of `config`'s
+        pool (the one about to start) counted before it starts: under spawn or forkserver a pool
+        takes seconds to start (each worker a fresh interpreter importing torch and the script).
+        A known run is bounded by what exploring can still gain in its steps left (_repays): on a
+        short run a share of it can be less than one pool's start-up, and would stop exploring
+        while the loop still waits."""
         if not self.best.mean or self.settings.total_steps is not None:
             return False
         best_step_s = 1 / self.best.mean
         allowed = self.settings.bound_share * self.settings.horizon_steps * best_step_s
-        return self.bounded.cost_s(best_step_s) >= allowed
+        return self.bounded.cost_s(best_step_s) + self._startup_ahead_s(config) >= allowed
+
+    def _startup_s(self) -> float | None:
+        """A worker pool's start-up, the longest measured in this run: under the start method in
+        use (the loader's multiprocessing_context, or the process's). None before a pool started."""
+        return max((m.startup_s for m in self.measured.values()
+                    if m.startup_s is not None and m.config.num_workers > 0), default=None)
+
+    def _startup_ahead_s(self, config: LoaderConfig) -> float:
+        """What switching to `config` will spend starting its pool: none where it runs already
+        or has no workers; unknown (none measured yet) counts as none."""
+        if config == self.current or config.num_workers == 0:
+            return 0.0
+        return self._startup_s() or 0.0
 
     def _repays(self, config: LoaderConfig) -> bool:
         """Where the training's length is known: whether measuring `config` (a switch, unless it
@@ -326,12 +343,9 @@ class HillClimb(ClimbPlan):
         total = self.settings.total_steps
         if total is None or config == self.current or not self.best.mean:
             return True
-        startups = [m.startup_s for m in self.measured.values()
-                    if m.startup_s is not None and m.config.num_workers > 0]
         return Remaining(total, self.steps).repays(self.settings.measure_steps(config),
                                                     1 / self.best.mean,
-                                                    self.best.starved_share,
-                                                    max(startups, default=None))
+                                                    self.best.starved_share, self._startup_s())
 
     def _measure(self, request: Request) -> LoaderConfig:
         m = self.measured.setdefault(request.config, Measurement(request.config))

@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader
 
 from autotune.decision.thresholds import MAX_RECORD_BURSTS, RECORDED_WITHIN
 from autotune.errors import RecipeError, first_error, json_object
+from autotune.made_by import this_commit
 from autotune.probe.fetch import BatchedWay
 from autotune.recipe.diagnosis_record import DiagnosisRecord
 from autotune.recipe.strict import Strict as _Strict
@@ -24,6 +25,7 @@ from autotune.strenum import StrEnum
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
 from autotune.transfer.device_loader import DeviceLoader
+from autotune.version import __version__
 from autotune.workload.loader_args import kept_arguments
 
 RECIPE_VERSION: Final = 1
@@ -214,6 +216,17 @@ class Measured(BaseModel):
                 " cheapest of those close to the fastest mean; a longer --budget would settle it.")
 
 
+class MadeBy(_Strict):
+    """The autotune that wrote a recipe."""
+
+    version: str
+    commit: str | None = None  # git commit where it ran from a checkout; null: an installed package
+
+    @classmethod
+    def this(cls) -> "MadeBy":
+        return cls(version=__version__, commit=this_commit())
+
+
 class Recipe(_Strict):
     # The JSON key is "dataloader"; in Python that name is the method that builds one.
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
@@ -226,10 +239,12 @@ class Recipe(_Strict):
     workload: dict[str, Any]
     environment: dict[str, Any]
     diagnosis: DiagnosisRecord | None = None
+    made_by: MadeBy | None = None  # null in recipes written before it was recorded
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
     @classmethod
     def from_config(cls, config: LoaderConfig, **fields: Any) -> "Recipe":
+        fields.setdefault("made_by", MadeBy.this())
         return cls(loader_args=DataLoaderArgs(**config.dataloader_kwargs()),
                    transfer=TransferArgs(**config.transfer_kwargs()), **fields)
 

@@ -17,19 +17,50 @@ from autotune.workload.options import WorkloadOptions
 DEFAULT_WORKLOAD = "demo"
 
 
+def _importable_name(path: Path) -> str | None:
+    """The name under which a child process finds `path` by a plain import (its folder first on
+    sys.path, as `python path` runs it); None where that name means another module already
+    imported or earlier on the path (a file named like the standard library's `random.py`)."""
+    name = path.stem
+    if not name.isidentifier():
+        return None
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return name if Path(getattr(loaded, "__file__", "") or "").resolve() == path else None
+    folder = str(path.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.origin and Path(spec.origin).resolve() == path:
+        return name
+    if added:
+        sys.path.remove(folder)
+    return None
+
+
 def _module_from_file(path: Path) -> ModuleType:
+    """The file imported as a module. DataLoader workers started by spawn or forkserver unpickle
+    the dataset by reference (module and class name) in a fresh interpreter, which imports that
+    module by name; it inherits sys.path (multiprocessing's preparation data), so a file imported
+    by its own name from its folder on sys.path is found there. Only where that name is taken is
+    the file loaded under a private name, which fork's workers (a copy of this process) still find."""
     if not path.is_file():
         raise WorkloadError(f"workload file {path} does not exist")
-    name = f"autotune_user_{path.stem}"
+    path = path.resolve()
+    name = _importable_name(path)
+    if name is not None and name in sys.modules:
+        return sys.modules[name]
+    name = name or f"autotune_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
-    # Registered so DataLoader workers (and pickling) can find classes defined in the file.
-    sys.modules[name] = module
+    sys.modules[name] = module  # as an import does: classes pickle by reference to it
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
+        del sys.modules[name]
         raise WorkloadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
     return module
 
