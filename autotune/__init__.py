@@ -8,17 +8,35 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from autotune.version import __version__
+from autotune.version import __version__ as __version__
 
-__all__ = ["AutotuneError", "DataLoader", "DeviceLoader", "Recipe", "RecipeError", "TuneResult",
-           "TuningInterrupted", "Workload", "WorkloadError", "load_recipe", "tune", "verify"]
+__all__ = [
+    "AutotuneError",
+    "DataLoader",
+    "DeviceLoader",
+    "Recipe",
+    "RecipeError",
+    "TuneResult",
+    "TuningInterrupted",
+    "Workload",
+    "WorkloadError",
+    "load_recipe",
+    "tune",
+    "verify",
+]
 
 _WHERE = {
-    "tune": "autotune.api", "AutotuneError": "autotune.errors", "RecipeError": "autotune.errors",
-    "WorkloadError": "autotune.errors", "DataLoader": "autotune.online.loader",
-    "Recipe": "autotune.recipe.model", "load_recipe": "autotune.recipe.model",
-    "TuningInterrupted": "autotune.search.interrupt", "TuneResult": "autotune.search.result",
-    "DeviceLoader": "autotune.transfer.device_loader", "Workload": "autotune.workload.base",
+    "tune": "autotune.api",
+    "AutotuneError": "autotune.errors",
+    "RecipeError": "autotune.errors",
+    "WorkloadError": "autotune.errors",
+    "DataLoader": "autotune.online.loader",
+    "Recipe": "autotune.recipe.model",
+    "load_recipe": "autotune.recipe.model",
+    "TuningInterrupted": "autotune.search.interrupt",
+    "TuneResult": "autotune.search.result",
+    "DeviceLoader": "autotune.transfer.device_loader",
+    "Workload": "autotune.workload.base",
 }
 
 if TYPE_CHECKING:

@@ -29,12 +29,18 @@ from autotune.workload.base import Workload
 
 def broken_workload_error(result: TuneResult) -> WorkloadError:
     failed = [t for t in result.trials if t.status == TrialStatus.FAILED]
-    defaults = " (PyTorch's defaults included)" if any(t.config == PYTORCH_DEFAULTS for t in failed) else ""
+    defaults = (
+        " (PyTorch's defaults included)"
+        if any(t.config == PYTORCH_DEFAULTS for t in failed)
+        else ""
+    )
     where = f"; tracebacks in {result.files['failures']}" if "failures" in result.files else ""
-    return WorkloadError(f"workload '{result.workload.name}' is broken: it failed in all"
-                         f" {len(failed)} configurations tried{defaults}; first error:"
-                         f" {failed[0].error if failed else 'none recorded'}{where}",
-                         detail=failed[0].traceback if failed else None)
+    return WorkloadError(
+        f"workload '{result.workload.name}' is broken: it failed in all"
+        f" {len(failed)} configurations tried{defaults}; first error:"
+        f" {failed[0].error if failed else 'none recorded'}{where}",
+        detail=failed[0].traceback if failed else None,
+    )
 
 
 def nothing_ran_error(result: TuneResult) -> WorkloadError | None:
@@ -44,8 +50,10 @@ def nothing_ran_error(result: TuneResult) -> WorkloadError | None:
     skipped = [t for t in result.trials if t.status == TrialStatus.SKIPPED]
     if not skipped:
         return None
-    return WorkloadError(f"workload '{result.workload.name}': no configuration could run, each was"
-                         f" skipped before it started; first: {skipped[0].error}")
+    return WorkloadError(
+        f"workload '{result.workload.name}': no configuration could run, each was"
+        f" skipped before it started; first: {skipped[0].error}"
+    )
 
 
 def over_budget_error(result: TuneResult) -> WorkloadError | None:
@@ -53,8 +61,10 @@ def over_budget_error(result: TuneResult) -> WorkloadError | None:
     ran = [t for t in result.trials if t.result is not None]
     if not ran or any(t.status != TrialStatus.REJECTED for t in ran):
         return None
-    return WorkloadError(f"workload '{result.workload.name}': every configuration that ran was"
-                         f" rejected, first with {ran[0].error}; raise --ram-budget")
+    return WorkloadError(
+        f"workload '{result.workload.name}': every configuration that ran was"
+        f" rejected, first with {ran[0].error}; raise --ram-budget"
+    )
 
 
 def workers_failed_error(result: TuneResult) -> WorkloadError | None:
@@ -66,31 +76,39 @@ def workers_failed_error(result: TuneResult) -> WorkloadError | None:
         return None
     method = start_method()
     if "time limit" in (pooled[0].error or ""):
-        fix = ("lower --max-workers, or give each burst more time (burst time_limit_s): the pools"
-               " did not deliver in time")
+        fix = (
+            "lower --max-workers, or give each burst more time (burst time_limit_s): the pools"
+            " did not deliver in time"
+        )
     elif method != "fork":
-        fix = ("make the dataset, collate_fn and step importable and picklable in a fresh process"
-               " (define them at the top level of a module or FILE.py, not in a function or"
-               " notebook cell)")
+        fix = (
+            "make the dataset, collate_fn and step importable and picklable in a fresh process"
+            " (define them at the top level of a module or FILE.py, not in a function or"
+            " notebook cell)"
+        )
     else:
         fix = "the workers' tracebacks say why (a small /dev/shm: docker run --shm-size=2g)"
     where = f"; measured trials and tracebacks in {result.run_dir}" if result.run_dir else ""
     return WorkloadError(
         f"workload '{result.workload.name}': DataLoader workers ({method} start method) failed in"
-        f" all {len(pooled)} configurations with workers, first: {pooled[0].error}; {fix}{where}")
+        f" all {len(pooled)} configurations with workers, first: {pooled[0].error}; {fix}{where}"
+    )
 
 
 def _check_budgets(opts: TuneOptions) -> None:
     """Budgets that cannot fit even one burst of PyTorch's defaults: refused before anything
     runs."""
     if opts.budget_s < opts.burst.min_seconds:
-        raise OptionsError(f"--budget {opts.budget_s:g} s cannot fit even one burst: its measuring"
-                           f" window alone takes at least {opts.burst.min_seconds:g} s")
+        raise OptionsError(
+            f"--budget {opts.budget_s:g} s cannot fit even one burst: its measuring"
+            f" window alone takes at least {opts.burst.min_seconds:g} s"
+        )
     guard = MemoryGuard(opts.ram_budget_mib or default_ram_budget_mib(), batch_mib=0.0)
     reason = guard.skip_reason(PYTORCH_DEFAULTS)  # no workers: the tuning process alone
     if reason is not None:
-        raise OptionsError(f"--ram-budget {guard.budget_mib:g} MiB cannot fit even PyTorch's"
-                           f" defaults: {reason}")
+        raise OptionsError(
+            f"--ram-budget {guard.budget_mib:g} MiB cannot fit even PyTorch's defaults: {reason}"
+        )
 
 
 def _check_options(opts: TuneOptions, nvtx: Any, workload_factory: WorkloadFactory | None) -> None:
@@ -101,15 +119,22 @@ def _check_options(opts: TuneOptions, nvtx: Any, workload_factory: WorkloadFacto
         raise OptionsError("--trace writes into the run folder: give a results directory")
     ranks = opts.ranks_per_node or 1
     if ranks > 1 and workload_factory is None:
-        raise OptionsError("ranks_per_node > 1 needs workload_factory: each rank builds its own workload")
+        raise OptionsError(
+            "ranks_per_node > 1 needs workload_factory: each rank builds its own workload"
+        )
     if ranks > 1 and opts.target_rate is not None:
-        raise OptionsError("--target-rate replaces the step in this process only: use it with one"
-                           " rank per node")
+        raise OptionsError(
+            "--target-rate replaces the step in this process only: use it with one rank per node"
+        )
 
 
 # The names the Python API had before it took the CLI's: each still works, with a warning.
-RENAMED = {"budget_s": "budget", "max_trials": "trials", "ram_budget_mib": "ram_budget",
-           "study_name": "study"}
+RENAMED = {
+    "budget_s": "budget",
+    "max_trials": "trials",
+    "ram_budget_mib": "ram_budget",
+    "study_name": "study",
+}
 # The TuneOptions field of each tune() keyword whose name differs (the search code reads the
 # model's names).
 FIELDS = {new: old for old, new in RENAMED.items()}
@@ -122,20 +147,40 @@ def _renamed(old: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"tune() got an unexpected keyword argument {unknown[0]!r}")
     for name in old:
-        warnings.warn(f"autotune.tune({name}=...) is deprecated: use {RENAMED[name]}=..., as the"
-                      f" CLI's --{RENAMED[name].replace('_', '-')}", DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"autotune.tune({name}=...) is deprecated: use {RENAMED[name]}=..., as the"
+            f" CLI's --{RENAMED[name].replace('_', '-')}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     return {RENAMED[k]: v for k, v in old.items()}
 
 
-def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
-         early_stop: bool = True, knobs: tuple[str, ...] = (), device: str = "auto",
-         seed: int | None = 0, max_workers: int | None = None, ram_budget: float | None = None,
-         results_dir: Path | None = Path("results"), storage: str | None = None,
-         study: str | None = None, ranks_per_node: int | None = None, resume: Path | None = None,
-         burst: BurstOptions | dict[str, Any] | None = None, target_rate: float | None = None,
-         trace: bool = False, nvtx: bool = False, stages: bool = True,
-         on_trial: Callable[[TuningProgress], None] | None = None,
-         workload_factory: WorkloadFactory | None = None, **deprecated: Any) -> TuneResult:
+def tune(
+    workload: Workload,
+    *,
+    budget: float = 60.0,
+    trials: int | None = None,
+    early_stop: bool = True,
+    knobs: tuple[str, ...] = (),
+    device: str = "auto",
+    seed: int | None = 0,
+    max_workers: int | None = None,
+    ram_budget: float | None = None,
+    results_dir: Path | None = Path("results"),
+    storage: str | None = None,
+    study: str | None = None,
+    ranks_per_node: int | None = None,
+    resume: Path | None = None,
+    burst: BurstOptions | dict[str, Any] | None = None,
+    target_rate: float | None = None,
+    trace: bool = False,
+    nvtx: bool = False,
+    stages: bool = True,
+    on_trial: Callable[[TuningProgress], None] | None = None,
+    workload_factory: WorkloadFactory | None = None,
+    **deprecated: Any,
+) -> TuneResult:
     """Tune `workload`'s input pipeline. The keywords are `autotune tune`'s options, by the same
     names (`budget` is `--budget`, `ram_budget` is `--ram-budget`):
 
@@ -173,20 +218,38 @@ def tune(workload: Workload, *, budget: float = 60.0, trials: int | None = None,
             with workers failed (no recipe.json is left), or every configuration measured over
             the RAM budget.
     """
-    given = dict(budget=budget, trials=trials, early_stop=early_stop, knobs=knobs, device=device,
-                 seed=seed, max_workers=max_workers, ram_budget=ram_budget,
-                 results_dir=results_dir, storage=storage, study=study,
-                 ranks_per_node=ranks_per_node, resume=resume,
-                 burst=BurstOptions() if burst is None else burst, target_rate=target_rate,
-                 trace=trace, nvtx=nvtx, stages=stages)
+    given = dict(
+        budget=budget,
+        trials=trials,
+        early_stop=early_stop,
+        knobs=knobs,
+        device=device,
+        seed=seed,
+        max_workers=max_workers,
+        ram_budget=ram_budget,
+        results_dir=results_dir,
+        storage=storage,
+        study=study,
+        ranks_per_node=ranks_per_node,
+        resume=resume,
+        burst=BurstOptions() if burst is None else burst,
+        target_rate=target_rate,
+        trace=trace,
+        nvtx=nvtx,
+        stages=stages,
+    )
     given.update(_renamed(deprecated))
     opts = TuneOptions(**{FIELDS.get(name, name): value for name, value in given.items()})
     return tune_with(workload, opts, on_trial=on_trial, workload_factory=workload_factory)
 
 
-def tune_with(workload: Workload, opts: TuneOptions, *,
-              on_trial: Callable[[TuningProgress], None] | None = None,
-              workload_factory: WorkloadFactory | None = None) -> TuneResult:
+def tune_with(
+    workload: Workload,
+    opts: TuneOptions,
+    *,
+    on_trial: Callable[[TuningProgress], None] | None = None,
+    workload_factory: WorkloadFactory | None = None,
+) -> TuneResult:
     """`tune` with its options already made (the CLI's path)."""
     _check_budgets(opts)
     nvtx = load_nvtx() if opts.nvtx else None
@@ -196,12 +259,19 @@ def tune_with(workload: Workload, opts: TuneOptions, *,
     stop = StopSignals()
     with stop.installed():
         try:
-            tuner = Tuner(workload, opts, on_trial, marks=nvtx_phases(nvtx) if nvtx is not None else None,
-                          stop=stop)
-            group = (RankGroup(ranks, workload_factory, tuner.device)
-                     if ranks > 1 and workload_factory is not None else nullcontext())
-            with group as helpers, \
-                    fetch_ranges(nvtx) if nvtx is not None else nullcontext():
+            tuner = Tuner(
+                workload,
+                opts,
+                on_trial,
+                marks=nvtx_phases(nvtx) if nvtx is not None else None,
+                stop=stop,
+            )
+            group = (
+                RankGroup(ranks, workload_factory, tuner.device)
+                if ranks > 1 and workload_factory is not None
+                else nullcontext()
+            )
+            with group as helpers, fetch_ranges(nvtx) if nvtx is not None else nullcontext():
                 tuner.ranks = helpers
                 result = tuner.run()
         except StopRequested:  # during set-up: nothing measured yet
@@ -211,14 +281,17 @@ def tune_with(workload: Workload, opts: TuneOptions, *,
         if run_dir is not None:
             if opts.trace and result.best is not None and not stop.requested:
                 with stop.interruptible():
-                    result.trace = record_trace(result.workload, result.best.config, result.device,
-                                                run_dir / "trace")
+                    result.trace = record_trace(
+                        result.workload, result.best.config, result.device, run_dir / "trace"
+                    )
             write_run(result, run_dir)
     if stop.requested:
         result.interrupted = stop.name
         raise TuningInterrupted(stop.name, result)
     if result.best is None:
-        raise nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
+        raise (
+            nothing_ran_error(result) or over_budget_error(result) or broken_workload_error(result)
+        )
     error = workers_failed_error(result)
     if error is not None:
         # The trials, the report and failures.txt stay; a recipe of no workers would be taken

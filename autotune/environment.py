@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from importlib import metadata
 import platform
 import socket
+from importlib import metadata
 from typing import Any
 
 import torch
@@ -15,9 +15,18 @@ from autotune.space.cpus import usable_cpus
 from autotune.telemetry.nvml import list_gpus
 from autotune.telemetry.shm import SMALL_SHM_MIB, shm_space
 
-SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CPUS_PER_TASK",
-                   "SLURM_CPUS_ON_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
-                   "SLURM_GPUS_ON_NODE", "SLURM_JOB_NODELIST", "SLURMD_NODENAME")
+SLURM_VARIABLES = (
+    "SLURM_JOB_ID",
+    "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_CPUS_ON_NODE",
+    "SLURM_NTASKS_PER_NODE",
+    "SLURM_TASKS_PER_NODE",
+    "SLURM_GPUS_ON_NODE",
+    "SLURM_JOB_NODELIST",
+    "SLURMD_NODENAME",
+)
 TORCHRUN_VARIABLES = ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE")
 
 
@@ -67,10 +76,14 @@ def describe(ranks: int | None = None) -> dict[str, Any]:
         "torch": torch.__version__,
         "cuda available": torch.cuda.is_available(),
         "cuda version": torch.version.cuda,
-        "torch cuda devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        if torch.cuda.is_available() else [],
+        "torch cuda devices": [
+            torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())
+        ]
+        if torch.cuda.is_available()
+        else [],
         "nvml gpus": list_gpus() or "NVML unavailable (no NVIDIA driver): GPU telemetry off",
-        "slurm": {k: os.environ[k] for k in SLURM_VARIABLES if k in os.environ} or "not under Slurm",
+        "slurm": {k: os.environ[k] for k in SLURM_VARIABLES if k in os.environ}
+        or "not under Slurm",
         "torchrun": {k: os.environ[k] for k in TORCHRUN_VARIABLES if k in os.environ}
         or "not under torchrun",
         "/dev/shm": _shm_text(),
@@ -89,8 +102,10 @@ def warnings() -> list[str]:
     out = []
     space = shm_space()
     if space is not None and space.small:
-        out.append(f"/dev/shm is only {space.total_mib:.0f} MiB (under {SMALL_SHM_MIB} MiB): DataLoader"
-                   " workers pass batches through it and die with a bus error when it fills; in"
-                   " Docker raise it with --shm-size (the default is 64 MiB). autotune skips"
-                   " configurations whose batches in flight do not fit.")
+        out.append(
+            f"/dev/shm is only {space.total_mib:.0f} MiB (under {SMALL_SHM_MIB} MiB): DataLoader"
+            " workers pass batches through it and die with a bus error when it fills; in"
+            " Docker raise it with --shm-size (the default is 64 MiB). autotune skips"
+            " configurations whose batches in flight do not fit."
+        )
     return out

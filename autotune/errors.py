@@ -43,7 +43,7 @@ def json_object(text: str, where: str, error: type[AutotuneError], what: str) ->
     return data
 
 
-def first_error(exc: "ValidationError", whole: str) -> str:
+def first_error(exc: ValidationError, whole: str) -> str:
     """A model's first validation error in one line: where ('a.b', or `whole`) and what."""
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or whole

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Iterable
 
 
-def key_values(text: str | None, keys: Iterable[str], bad: str,
-               error: type[Exception]) -> dict[str, str]:
+def key_values(
+    text: str | None, keys: Iterable[str], bad: str, error: type[Exception]
+) -> dict[str, str]:
     """Each part's value (stripped) by its key, the last of a repeated key's. A part that is not
     key=value with one of `keys` raises `error`: "`bad` 'part': use key=value with keys ..."."""
     allowed = tuple(keys)

@@ -20,8 +20,10 @@ def git_commit(tree: Path = _TREE) -> str | None:
         return None
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(tree), *args], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
     try:
         commit = git("rev-parse", "--short", "HEAD")
         dirty = git("status", "--porcelain", "--untracked-files=no")

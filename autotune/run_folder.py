@@ -29,8 +29,10 @@ def existing_run_dir(path: Path) -> Path:
     """The run folder of an earlier tuning, to continue in."""
     run_dir = Path(path).expanduser()
     if not run_dir.is_dir():
-        raise OptionsError(f"--resume {path}: no such run folder (give the folder `autotune tune`"
-                           " printed, e.g. results/runs/DATE-WORKLOAD)")
+        raise OptionsError(
+            f"--resume {path}: no such run folder (give the folder `autotune tune`"
+            " printed, e.g. results/runs/DATE-WORKLOAD)"
+        )
     check_writable(run_dir, run_dir, "--resume")
     return run_dir
 
@@ -43,7 +45,9 @@ def claim(opts: TuneOptions, workload_name: str | None) -> tuple[Path | None, Tu
     if opts.resume is not None:
         run_dir, opts = resume_target(opts.resume, opts)
     else:
-        run_dir = new_run_dir(opts.results_dir, workload_name) if opts.results_dir is not None else None
+        run_dir = (
+            new_run_dir(opts.results_dir, workload_name) if opts.results_dir is not None else None
+        )
     if run_dir is not None and opts.storage is None:
         opts = opts.model_copy(update={"storage": str(run_dir / STUDY_FILE)})
     return run_dir, opts
@@ -56,8 +60,10 @@ def resume_target(resume: Path, opts: TuneOptions) -> tuple[Path, TuneOptions]:
     if storage is None:
         journal = run_dir / STUDY_FILE
         if not journal.is_file():
-            raise OptionsError(f"--resume {resume}: no {STUDY_FILE} in it, so nothing to"
-                               " continue (was it written by `autotune tune`?)")
+            raise OptionsError(
+                f"--resume {resume}: no {STUDY_FILE} in it, so nothing to"
+                " continue (was it written by `autotune tune`?)"
+            )
         storage = str(journal)
     study_name = opts.study_name or only_study_name(storage, resume)
     if opts.storage is None:
@@ -71,8 +77,10 @@ def only_study_name(storage: str, shown: Path) -> str:
         return names[0]
     if not names:
         raise OptionsError(f"--resume {shown}: its study storage holds no study to continue")
-    raise OptionsError(f"--resume {shown}: its storage holds {len(names)} studies"
-                       f" ({', '.join(sorted(names))}); pick one with --study")
+    raise OptionsError(
+        f"--resume {shown}: its storage holds {len(names)} studies"
+        f" ({', '.join(sorted(names))}); pick one with --study"
+    )
 
 
 def fail_abandoned(storage: str, study_name: str) -> None:

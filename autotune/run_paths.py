@@ -60,5 +60,6 @@ def new_run_dir(results_dir: Path, workload_name: str | None) -> Path:
             n += 1
             run_dir = base.with_name(f"{base.name}-{n}")
         except OSError as exc:
-            raise OptionsError(f"--results-dir {results_dir} is not writable"
-                               f" ({exc.strerror or exc})") from None
+            raise OptionsError(
+                f"--results-dir {results_dir} is not writable ({exc.strerror or exc})"
+            ) from None

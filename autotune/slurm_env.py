@@ -11,8 +11,13 @@ import socket
 from dataclasses import dataclass
 from typing import Mapping
 
-ALLOCATION_VARIABLES = ("SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",
-                        "SLURM_NTASKS_PER_NODE", "SLURM_GPUS_ON_NODE")
+ALLOCATION_VARIABLES = (
+    "SLURM_JOB_ID",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_CPUS_ON_NODE",
+    "SLURM_NTASKS_PER_NODE",
+    "SLURM_GPUS_ON_NODE",
+)
 
 
 def positive_int(value: str | None) -> int | None:
@@ -56,12 +61,18 @@ class SlurmAllocation:
     def task_cpus(self) -> TaskCpus | None:
         """CPUs of one Slurm task, and which variable gave them."""
         if self.cpus_per_task is not None:
-            return TaskCpus(self.cpus_per_task, "SLURM_CPUS_PER_TASK",
-                            f"SLURM_CPUS_PER_TASK={self.cpus_per_task}")
+            return TaskCpus(
+                self.cpus_per_task,
+                "SLURM_CPUS_PER_TASK",
+                f"SLURM_CPUS_PER_TASK={self.cpus_per_task}",
+            )
         if self.cpus_on_node is not None:
             per_task = f" / {self.tasks_on_node} tasks" if self.tasks_on_node > 1 else ""
-            return TaskCpus(max(1, self.cpus_on_node // self.tasks_on_node), "SLURM_CPUS_ON_NODE",
-                            f"SLURM_CPUS_ON_NODE={self.cpus_on_node}{per_task}")
+            return TaskCpus(
+                max(1, self.cpus_on_node // self.tasks_on_node),
+                "SLURM_CPUS_ON_NODE",
+                f"SLURM_CPUS_ON_NODE={self.cpus_on_node}{per_task}",
+            )
         return None
 
 
@@ -77,10 +88,13 @@ def slurm_allocation(env: Mapping[str, str]) -> SlurmAllocation | None:
             if tasks is not None:
                 source = name
                 break
-    return SlurmAllocation(cpus_per_task=positive_int(env.get("SLURM_CPUS_PER_TASK")),
-                           cpus_on_node=positive_int(env.get("SLURM_CPUS_ON_NODE")),
-                           tasks_on_node=tasks or 1, tasks_source=source if tasks else "one task",
-                           gpus_on_node=positive_int(env.get("SLURM_GPUS_ON_NODE")))
+    return SlurmAllocation(
+        cpus_per_task=positive_int(env.get("SLURM_CPUS_PER_TASK")),
+        cpus_on_node=positive_int(env.get("SLURM_CPUS_ON_NODE")),
+        tasks_on_node=tasks or 1,
+        tasks_source=source if tasks else "one task",
+        gpus_on_node=positive_int(env.get("SLURM_GPUS_ON_NODE")),
+    )
 
 
 def ranks_on_node(env: Mapping[str, str], explicit: int | None = None) -> tuple[int, str]:

@@ -9,8 +9,10 @@ from enum import Enum
 if sys.version_info >= (3, 11):
     from enum import StrEnum
 else:  # pragma: no cover - exercised on Python 3.10 only
+
     class StrEnum(str, Enum):
         def __str__(self) -> str:
             return str(self.value)
+
 
 __all__ = ["StrEnum"]

@@ -24,10 +24,15 @@ def measured_lines(report: BenchReport | AccuracyReport | OnlineReport) -> list[
     """What was run, how long, where, when and on which commit; and, for a past record, why."""
     env = report.environment
     commit = f", commit {report.commit}" if report.commit else ""
-    lines = [f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
-             f" CPUs, device {env.get('device')}, torch {env.get('torch')};"
-             f" {report.created:%Y-%m-%d %H:%M} UTC{commit}.", ""]
-    return lines + ([f"> **Historical record.** {report.historical}", ""] if report.historical else [])
+    lines = [
+        f"`{report.command}` — {report.total_s / 60:.1f} min on {env.get('usable_cpus')} usable"
+        f" CPUs, device {env.get('device')}, torch {env.get('torch')};"
+        f" {report.created:%Y-%m-%d %H:%M} UTC{commit}.",
+        "",
+    ]
+    return lines + (
+        [f"> **Historical record.** {report.historical}", ""] if report.historical else []
+    )
 
 
 def mark(ok: bool | None) -> str:

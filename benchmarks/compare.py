@@ -29,13 +29,21 @@ class Series:
 
     @property
     def cv(self) -> float:
-        return statistics.stdev(self.rates) / self.mean if len(self.rates) > 1 and self.mean else 0.0
+        return (
+            statistics.stdev(self.rates) / self.mean if len(self.rates) > 1 and self.mean else 0.0
+        )
 
 
-def side_by_side(workload: Workload, device: torch.device, configs: list[LoaderConfig],
-                 settings: BurstSettings, rounds: int, *, usable_cpus: int,
-                 on_burst: Callable[[int, LoaderConfig, float], None] | None = None
-                 ) -> dict[LoaderConfig, Series]:
+def side_by_side(
+    workload: Workload,
+    device: torch.device,
+    configs: list[LoaderConfig],
+    settings: BurstSettings,
+    rounds: int,
+    *,
+    usable_cpus: int,
+    on_burst: Callable[[int, LoaderConfig, float], None] | None = None,
+) -> dict[LoaderConfig, Series]:
     distinct = list(dict.fromkeys(configs))
     rates: dict[LoaderConfig, list[float]] = {c: [] for c in distinct}
     pss: dict[LoaderConfig, float] = {c: 0.0 for c in distinct}

@@ -23,14 +23,18 @@ from autotune.workload.base import Workload
 QUICK_OFF = ("persistent_workers", "channels_last")
 
 
-def grid_configs(space: SearchSpace, off: tuple[str, ...] = (),
-                 workers: tuple[int, ...] = ()) -> list[LoaderConfig]:
+def grid_configs(
+    space: SearchSpace, off: tuple[str, ...] = (), workers: tuple[int, ...] = ()
+) -> list[LoaderConfig]:
     """Every valid point of the tuner's space (at the `workers` counts where given), except those
     with a knob of `off` away from its default. Each point is one burst, whose rate is over
     whole epochs (burst/epoch.py): the grid crosses epoch boundaries as training does."""
     held = [BY_NAME[name] for name in off]
-    return [c for c in space.grid(list(workers) or None)
-            if all(getattr(c, k.name) == k.default for k in held)]
+    return [
+        c
+        for c in space.grid(list(workers) or None)
+        if all(getattr(c, k.name) == k.default for k in held)
+    ]
 
 
 def coverage(space: SearchSpace, off: tuple[str, ...], workers: tuple[int, ...] = ()) -> str:
@@ -52,9 +56,16 @@ class GridRun:
         return sorted((t for t in self.points if t.ok), key=lambda t: -t.samples_per_s)
 
 
-def run_grid(workload: Workload, device: torch.device, configs: Iterable[LoaderConfig],
-             settings: BurstSettings, *, usable_cpus: int, guard: MemoryGuard,
-             on_point: Callable[[TrialRecord], None] | None = None) -> GridRun:
+def run_grid(
+    workload: Workload,
+    device: torch.device,
+    configs: Iterable[LoaderConfig],
+    settings: BurstSettings,
+    *,
+    usable_cpus: int,
+    guard: MemoryGuard,
+    on_point: Callable[[TrialRecord], None] | None = None,
+) -> GridRun:
     """Each point measured once; one measured over the RAM budget is rejected, as in the tuner."""
     t0 = time.perf_counter()
     points: list[TrialRecord] = []
@@ -64,11 +75,23 @@ def run_grid(workload: Workload, device: torch.device, configs: Iterable[LoaderC
         except AutotuneError:
             raise
         except Exception as exc:  # as in the tuner: a failing point fails alone
-            point = TrialRecord(number, config, TrialStatus.FAILED, error=f"{type(exc).__name__}: {exc}", phase=Phase.GRID)
+            point = TrialRecord(
+                number,
+                config,
+                TrialStatus.FAILED,
+                error=f"{type(exc).__name__}: {exc}",
+                phase=Phase.GRID,
+            )
         else:
             rejection = guard.rejection(result)
-            point = TrialRecord(number, config, TrialStatus.REJECTED if rejection else TrialStatus.OK, result=result,
-                          error=rejection, phase=Phase.GRID)
+            point = TrialRecord(
+                number,
+                config,
+                TrialStatus.REJECTED if rejection else TrialStatus.OK,
+                result=result,
+                error=rejection,
+                phase=Phase.GRID,
+            )
         points.append(point)
         if on_point is not None:
             on_point(point)
@@ -89,9 +112,18 @@ class GridSearch:
         return self.run.ranked()[0].config
 
 
-def search_grid(key: str, workload: Workload, device: torch.device, off: tuple[str, ...], *,
-                max_workers: int | None, ram_budget_mib: float, usable_cpus: int,
-                log: Callable[[str], None], workers: tuple[int, ...] = ()) -> GridSearch:
+def search_grid(
+    key: str,
+    workload: Workload,
+    device: torch.device,
+    off: tuple[str, ...],
+    *,
+    max_workers: int | None,
+    ram_budget_mib: float,
+    usable_cpus: int,
+    log: Callable[[str], None],
+    workers: tuple[int, ...] = (),
+) -> GridSearch:
     """The tuner's space for `workload`, every point of it but those with a knob of `off` on
     (at the `workers` counts where given), each measured once with the tuner's own trial
     settings."""
@@ -109,8 +141,9 @@ def search_grid(key: str, workload: Workload, device: torch.device, off: tuple[s
     # A knob that cannot apply here holds nothing off: channels_last on non-image batches.
     exhaustive = len(configs) == sum(1 for _ in space.grid())
     log(f"[{key}] grid: {len(configs)} points ({covers}) ...")
-    grid = run_grid(workload, device, configs, BurstOptions().settings(), usable_cpus=usable_cpus,
-                    guard=guard)
+    grid = run_grid(
+        workload, device, configs, BurstOptions().settings(), usable_cpus=usable_cpus, guard=guard
+    )
     if not grid.ranked():
         raise WorkloadError(f"bench workload {key}: no grid point could be measured")
     log(f"[{key}] grid done in {grid.elapsed_s:.0f}s; best {grid.ranked()[0].config.label()}")

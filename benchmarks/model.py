@@ -17,7 +17,9 @@ class _Strict(BaseModel):
 class MeasuredConfig(_Strict):
     """One configuration of the side-by-side run, and the roles it played there."""
 
-    roles: list[str]  # tuned (seed 0), tuned (seed 1), ..., grid best, grid second, defaults, heuristic
+    roles: list[
+        str
+    ]  # tuned (seed 0), tuned (seed 1), ..., grid best, grid second, defaults, heuristic
     label: str
     params: dict[str, Any]
     samples_per_s: list[float]

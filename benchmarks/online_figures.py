@@ -72,4 +72,5 @@ def round_figures(times: dict[Way, StepTimes], explored: int | None) -> RoundFig
         whole=c.span(0, n) / b.span(0, n),
         after=None if k is None or k == n else c.span(k, n) / b.span(k, n),
         vs_defaults=None if a is None else a.span(0, n) / b.span(0, n),
-        exploration_cost_s=None if k is None else (b.span(0, k) - c.span(0, k) if k else 0.0))
+        exploration_cost_s=None if k is None else (b.span(0, k) - c.span(0, k) if k else 0.0),
+    )

@@ -11,14 +11,14 @@ from typing import Any, Callable
 import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from benchmarks.accuracy import parse_config
-from benchmarks.grid import search_grid
-from benchmarks.workloads import BenchWorkload
 from autotune.errors import OptionsError, first_error, json_object
 from autotune.search.guard import default_ram_budget_mib
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
 from autotune.workload.base import Workload
+from benchmarks.accuracy import parse_config
+from benchmarks.grid import search_grid
+from benchmarks.workloads import BenchWorkload
 
 
 class _Loose(BaseModel):
@@ -56,7 +56,9 @@ def read_grid_file(path: Path) -> GridFile | None:
     try:
         return GridFile.model_validate(data)
     except ValidationError as exc:
-        raise OptionsError(f"--grid-from {path} is not a bench.json: {first_error(exc, 'file')}") from None
+        raise OptionsError(
+            f"--grid-from {path} is not a bench.json: {first_error(exc, 'file')}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -65,29 +67,60 @@ class Ideal:
     source: str  # where the configuration came from, for the report
 
 
-def file_best(bw: BenchWorkload, device: torch.device, grid_file: GridFile | None, grid_from: Path,
-              *, run_grid: bool) -> str | None:
+def file_best(
+    bw: BenchWorkload,
+    device: torch.device,
+    grid_file: GridFile | None,
+    grid_from: Path,
+    *,
+    run_grid: bool,
+) -> str | None:
     """The file's grid-best label for `bw`; None where the grid must run for it, an OptionsError
     where it must not."""
     label = None if grid_file is None else grid_file.best(bw, device)
     if label is None and not run_grid:
-        raise OptionsError(f"{grid_from} has no grid best for workload {bw.key} ({bw.spec}) on"
-                           f" {device.type}: run its grid (without --no-grid) or pass --grid-from"
-                           " a bench.json that has it")
+        raise OptionsError(
+            f"{grid_from} has no grid best for workload {bw.key} ({bw.spec}) on"
+            f" {device.type}: run its grid (without --no-grid) or pass --grid-from"
+            " a bench.json that has it"
+        )
     return label
 
 
-def ideal_config(bw: BenchWorkload, workload: Workload, device: torch.device, grid_file: GridFile | None,
-                 grid_from: Path, *, run_grid: bool, max_workers: int | None,
-                 log: Callable[[str], None]) -> Ideal:
+def ideal_config(
+    bw: BenchWorkload,
+    workload: Workload,
+    device: torch.device,
+    grid_file: GridFile | None,
+    grid_from: Path,
+    *,
+    run_grid: bool,
+    max_workers: int | None,
+    log: Callable[[str], None],
+) -> Ideal:
     """(c)'s configuration: the file's grid best, else (with `run_grid`) the grid's, run now."""
     label = file_best(bw, device, grid_file, grid_from, run_grid=run_grid)
     if label is not None:
-        when = "" if grid_file is None or grid_file.created is None else f" of {grid_file.created:%Y-%m-%d}"
+        when = (
+            ""
+            if grid_file is None or grid_file.created is None
+            else f" of {grid_file.created:%Y-%m-%d}"
+        )
         return Ideal(parse_config(label), f"{grid_from}{when}")
     log(f"[{bw.key}] {grid_from} has no grid best for it: running the grid")
-    search = search_grid(bw.key, workload, device, bw.held_off(device.type), max_workers=max_workers,
-                         ram_budget_mib=default_ram_budget_mib(), usable_cpus=usable_cpus().count,
-                         log=log, workers=bw.grid_workers)
-    return Ideal(search.best, f"grid run here ({len(search.run.points)} points, {search.covers},"
-                              f" {search.run.elapsed_s:.0f}s)")
+    search = search_grid(
+        bw.key,
+        workload,
+        device,
+        bw.held_off(device.type),
+        max_workers=max_workers,
+        ram_budget_mib=default_ram_budget_mib(),
+        usable_cpus=usable_cpus().count,
+        log=log,
+        workers=bw.grid_workers,
+    )
+    return Ideal(
+        search.best,
+        f"grid run here ({len(search.run.points)} points, {search.covers},"
+        f" {search.run.elapsed_s:.0f}s)",
+    )

@@ -8,24 +8,32 @@ from typing import Any, Callable
 
 import torch
 
-from benchmarks.online_figures import StepTimes
 from autotune.online.loader import DataLoader as OnlineDataLoader
 from autotune.verify.steady import HANG_ALLOWANCE_S, Clock, synchronize, training_feed
 from autotune.workload.base import Workload
+from benchmarks.online_figures import StepTimes
 
 # A training whose steps take longer than this on average is hung (the slowest bench workload's
 # defaults take well under a second a step).
 HANG_STEP_S = 2.0
 
 
-def train(workload: Workload, make_loader: Callable[[], Any], device: torch.device,
-          transfer: dict[str, Any], steps: int, what: str, *, clock: Clock = time.perf_counter
-          ) -> tuple[StepTimes, Any]:
+def train(
+    workload: Workload,
+    make_loader: Callable[[], Any],
+    device: torch.device,
+    transfer: dict[str, Any],
+    steps: int,
+    what: str,
+    *,
+    clock: Clock = time.perf_counter,
+) -> tuple[StepTimes, Any]:
     """`steps` training steps on the loader `make_loader` builds, re-iterated at each epoch end as
     training does; the step times and the loader. The clock starts before the first `iter()`:
     the worker start-up is part of the training's time."""
-    with training_feed(make_loader, device, transfer, steps * HANG_STEP_S + HANG_ALLOWANCE_S,
-                       what) as (loader, batches, _):
+    with training_feed(
+        make_loader, device, transfer, steps * HANG_STEP_S + HANG_ALLOWANCE_S, what
+    ) as (loader, batches, _):
         stamps: list[float] = []
         try:
             t0 = clock()

@@ -34,13 +34,13 @@ import torch.multiprocessing as mp
 from torch.utils.data import DataLoader as TorchDataLoader
 from torch.utils.data import DistributedSampler
 
-from benchmarks.online_figures import StepTimes
 from autotune.errors import OptionsError
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
 from autotune.space.config import LoaderConfig
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
+from benchmarks.online_figures import StepTimes
 
 # Steps of each candidate's short N-rank training when (c) is chosen.
 CANDIDATE_STEPS = 300
@@ -55,8 +55,11 @@ def rank_candidates(single: LoaderConfig, ranks: int) -> list[LoaderConfig]:
     if not single.num_workers:
         return [single]
     divided = replace(single, num_workers=max(1, math.ceil(single.num_workers / ranks)))
-    return list(dict.fromkeys(c for base in (divided, single)
-                              for c in (base, replace(base, persistent_workers=True))))
+    return list(
+        dict.fromkeys(
+            c for base in (divided, single) for c in (base, replace(base, persistent_workers=True))
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -100,37 +103,50 @@ def _rank_main(rank: int, run: RankRun) -> None:
     # import torch again (seconds a pool): a rank starts its workers as torchrun's do, with the
     # platform's default (fork on Linux).
     multiprocessing.set_start_method(None, force=True)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(run.port), RANK=str(rank),
-                      LOCAL_RANK=str(rank), WORLD_SIZE=str(run.ranks),
-                      LOCAL_WORLD_SIZE=str(run.ranks))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(run.port),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(run.ranks),
+        LOCAL_WORLD_SIZE=str(run.ranks),
+    )
     workload = load_workload(run.spec, WorkloadOptions(device=run.device))
     device = workload.device or torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(rank % torch.cuda.device_count())
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank,
-                            world_size=run.ranks)
+    dist.init_process_group(
+        "nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=run.ranks
+    )
     try:
         if workload.batch_sampler is not None:
             raise OptionsError(f"{run.spec}: a batch_sampler cannot be split among ranks")
-        sampler = DistributedSampler(workload.dataset, num_replicas=run.ranks, rank=rank,
-                                     shuffle=workload.shuffle)
+        sampler = DistributedSampler(
+            workload.dataset, num_replicas=run.ranks, rank=rank, shuffle=workload.shuffle
+        )
         args = {**workload.loader_arguments(), "sampler": sampler, "shuffle": False}
         if run.config is None:
             make = lambda: DataLoader(**args, online=OnlineOptions(**run.online))  # noqa: E731
         else:
             config = LoaderConfig(**run.config)
             make = lambda: TorchDataLoader(**args, **config.dataloader_kwargs())  # noqa: E731
-        times, loader = train(_AllReduced(workload.step), make, device, run.transfer, run.steps,
-                              f"rank {rank}")
+        times, loader = train(
+            _AllReduced(workload.step), make, device, run.transfer, run.steps, f"rank {rank}"
+        )
         state = loader.tuner_state if isinstance(loader, DataLoader) else None
-        result = {"stamps": list(times.stamps),
-                  # What the rank runs at the end: the configuration all ranks must end on.
-                  "chosen": None if state is None else loader.config.label(),
-                  "state": None if state is None else {
-                      "exploration_ended_at": state.exploration_ended_at,
-                      "exploration_cost_s": state.exploration_cost_s,
-                      "stop_reason": state.stop_reason,
-                      "chosen": None if state.chosen is None else state.chosen.label()}}
+        result = {
+            "stamps": list(times.stamps),
+            # What the rank runs at the end: the configuration all ranks must end on.
+            "chosen": None if state is None else loader.config.label(),
+            "state": None
+            if state is None
+            else {
+                "exploration_ended_at": state.exploration_ended_at,
+                "exploration_cost_s": state.exploration_cost_s,
+                "stop_reason": state.stop_reason,
+                "chosen": None if state.chosen is None else state.chosen.label(),
+            },
+        }
         Path(run.out, f"rank{rank}.json").write_text(json.dumps(result))
     finally:
         dist.destroy_process_group()
@@ -142,21 +158,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def train_ranks(spec: str, device: str, ranks: int, steps: int, config: LoaderConfig | None,
-                online: OnlineOptions, transfer: dict[str, Any]) -> RanksResult:
+def train_ranks(
+    spec: str,
+    device: str,
+    ranks: int,
+    steps: int,
+    config: LoaderConfig | None,
+    online: OnlineOptions,
+    transfer: dict[str, Any],
+) -> RanksResult:
     """One way's training as `ranks` processes; a rank that fails fails the way."""
     with tempfile.TemporaryDirectory(prefix="autotune-ranks-") as out:
-        run = RankRun(spec, device, ranks, steps, _free_port(), out,
-                      None if config is None else config.as_dict(),
-                      online.model_dump(mode="json"), transfer)
+        run = RankRun(
+            spec,
+            device,
+            ranks,
+            steps,
+            _free_port(),
+            out,
+            None if config is None else config.as_dict(),
+            online.model_dump(mode="json"),
+            transfer,
+        )
         mp.start_processes(_rank_main, args=(run,), nprocs=ranks, start_method="spawn")
         results = [json.loads(Path(out, f"rank{r}.json").read_text()) for r in range(ranks)]
     stamps = tuple(max(column) for column in zip(*(r["stamps"] for r in results), strict=False))
     return RanksResult(StepTimes(stamps), [r["chosen"] for r in results], results[0]["state"])
 
 
-def ideal_for_ranks(spec: str, device: str, ranks: int, candidates: list[LoaderConfig],
-                    log: Callable[[str], None]) -> tuple[LoaderConfig, str]:
+def ideal_for_ranks(
+    spec: str, device: str, ranks: int, candidates: list[LoaderConfig], log: Callable[[str], None]
+) -> tuple[LoaderConfig, str]:
     """(c): the fastest of `candidates` over steps [SETTLE_STEPS, CANDIDATE_STEPS) of a
     training of `ranks` ranks each, and how it was found. Ranked after the start-up, which a
     short run would weigh many times more than the compared runs do (a 300-step ranking that
@@ -164,12 +196,20 @@ def ideal_for_ranks(spec: str, device: str, ranks: int, candidates: list[LoaderC
     recur, stay in."""
     timed = []
     for config in candidates:
-        done = train_ranks(spec, device, ranks, CANDIDATE_STEPS, config, OnlineOptions(enabled=False),
-                           config.transfer_kwargs())
+        done = train_ranks(
+            spec,
+            device,
+            ranks,
+            CANDIDATE_STEPS,
+            config,
+            OnlineOptions(enabled=False),
+            config.transfer_kwargs(),
+        )
         rate = (CANDIDATE_STEPS - SETTLE_STEPS) / done.times.span(SETTLE_STEPS, CANDIDATE_STEPS)
         log(f"  (c) candidate {config.label()}: {rate:.1f} steps/s over {ranks} ranks")
         timed.append((rate, config))
     best = max(timed, key=lambda rate_config: rate_config[0])[1]
     how = ", ".join(f"{c.label()} {r:.1f} steps/s" for r, c in timed)
-    return best, (f"the fastest over steps {SETTLE_STEPS}-{CANDIDATE_STEPS} of {ranks} ranks"
-                  f" ({how})")
+    return best, (
+        f"the fastest over steps {SETTLE_STEPS}-{CANDIDATE_STEPS} of {ranks} ranks ({how})"
+    )

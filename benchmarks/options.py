@@ -31,14 +31,26 @@ def _given_or(given: N | None, quick: bool, quick_default: N, default: N) -> N:
 class BenchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    quick: bool = Field(False, description="two workloads and a smaller grid: minutes, not half an hour")
-    workloads: list[str] | None = Field(None, description="bench workload keys (default: all, or the quick ones)")
+    quick: bool = Field(
+        False, description="two workloads and a smaller grid: minutes, not half an hour"
+    )
+    workloads: list[str] | None = Field(
+        None, description="bench workload keys (default: all, or the quick ones)"
+    )
     budget_s: float = Field(60.0, gt=0, description="the tuner's wall-clock budget, its default")
-    rounds: int = Field(3, ge=2, description="side-by-side rounds (each measures every configuration once)")
-    tunings: int = Field(3, ge=1, description="tunings per workload (seeds 0, 1, ...); the worst is reported")
+    rounds: int = Field(
+        3, ge=2, description="side-by-side rounds (each measures every configuration once)"
+    )
+    tunings: int = Field(
+        3, ge=1, description="tunings per workload (seeds 0, 1, ...); the worst is reported"
+    )
     device: str = "auto"
-    max_workers: int | None = Field(None, ge=1, description="cap on num_workers for tuner and grid alike")
-    full_grid: bool = Field(False, description="every valid point, none of the workloads' knobs held off")
+    max_workers: int | None = Field(
+        None, ge=1, description="cap on num_workers for tuner and grid alike"
+    )
+    full_grid: bool = Field(
+        False, description="every valid point, none of the workloads' knobs held off"
+    )
     out_dir: Path = Path("results/bench")
 
     # The side-by-side bursts are longer than a tuner trial's: they produce the quoted ratios.
@@ -48,13 +60,20 @@ class BenchOptions(BaseModel):
 
     # Recorded vs verified: each tuning's steady measurement, right after it
     # (autotune.verify.steady).
-    steady_seconds: float | None = Field(None, gt=0, description="each steady window (default 10 s, --quick 5 s)")
-    steady_rounds: int | None = Field(None, ge=1, description="steady windows per tuning, right after it (default 2)")
+    steady_seconds: float | None = Field(
+        None, gt=0, description="each steady window (default 10 s, --quick 5 s)"
+    )
+    steady_rounds: int | None = Field(
+        None, ge=1, description="steady windows per tuning, right after it (default 2)"
+    )
     settle_s: float = Field(SETTLE_S, ge=0)
 
     def side_by_side_settings(self) -> BurstSettings:
-        return BurstSettings(min_steps=self.sbs_min_steps, min_seconds=self.sbs_min_seconds,
-                             max_seconds=self.sbs_max_seconds)
+        return BurstSettings(
+            min_steps=self.sbs_min_steps,
+            min_seconds=self.sbs_min_seconds,
+            max_seconds=self.sbs_max_seconds,
+        )
 
     @property
     def seeds(self) -> list[int]:
@@ -82,16 +101,24 @@ class AccuracyOptions(BaseModel):
 
     quick: bool = False
     workloads: list[str] | None = None
-    configs: list[str] | None = Field(None, description="configuration labels, e.g. 'w8 pf4 persist'")
+    configs: list[str] | None = Field(
+        None, description="configuration labels, e.g. 'w8 pf4 persist'"
+    )
     steady_seconds: float | None = Field(None, gt=0)
-    rounds: int | None = Field(None, ge=1, description="bursts and steady windows per configuration")
+    rounds: int | None = Field(
+        None, ge=1, description="bursts and steady windows per configuration"
+    )
     settle_s: float = Field(SETTLE_S, ge=0)
     # Bursts other than the tuner's trials, to find which of their settings a bias comes from:
     # on an H200 the trial bursts read 12% below the steady loop (results/gpu/2026-11-26-h200.md).
-    burst: BurstOptions = Field(default_factory=BurstOptions,
-                                description="the bursts' settings (default: a tuner trial's)")
-    full_window: bool = Field(False, description="bursts as the record runs them: the window runs"
-                              " to its longest (max_seconds) instead of ending once steady")
+    burst: BurstOptions = Field(
+        default_factory=BurstOptions, description="the bursts' settings (default: a tuner trial's)"
+    )
+    full_window: bool = Field(
+        False,
+        description="bursts as the record runs them: the window runs"
+        " to its longest (max_seconds) instead of ending once steady",
+    )
     device: str = "auto"
     out_dir: Path = Path("results/bench")
 
@@ -125,8 +152,10 @@ class OnlineBenchOptions(BaseModel):
     workloads: list[str] | None = None
     steps: int = Field(ONLINE_STEPS, ge=2, description="training steps per way")
     rounds: int = Field(1, ge=1, description="rounds, each training the three ways once")
-    grid_from: Path = Field(Path("results/bench/bench.json"),
-                            description="a full bench's JSON: each workload's grid best")
+    grid_from: Path = Field(
+        Path("results/bench/bench.json"),
+        description="a full bench's JSON: each workload's grid best",
+    )
     run_grid: bool = Field(True, description="run the grid for a workload `grid_from` lacks")
     device: str = "auto"
     max_workers: int | None = Field(None, ge=1, description="cap on num_workers, online and grid")

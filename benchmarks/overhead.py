@@ -33,13 +33,11 @@ from typing import Any, Callable, ContextManager, Iterator
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from benchmarks.overhead_result import (AUTOTUNE, CONTROL, NVTX, PROFILER, STAGES, AccountedCost,
-                                            Comparison, OverheadResult, StageCost)
 from autotune.burst.pacing import drain_prefetched
 from autotune.burst.runner import endless_batches, release_loader
 from autotune.profiling.nvtx import fetch_ranges, load_nvtx, nvtx_phases
-from autotune.profiling.stage_table import StageTable, stage_table
 from autotune.profiling.stage_recorder import WARMUP_BATCHES, read_totals, recorder, release
+from autotune.profiling.stage_table import StageTable, stage_table
 from autotune.profiling.stages import StageKind, Timed, timed_workload
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
@@ -49,6 +47,17 @@ from autotune.telemetry.phases import PHASES, PhaseClock, stack_phases
 from autotune.transfer.device_loader import DeviceLoader, PhaseHook
 from autotune.transfer.move import batch_samples
 from autotune.workload.base import Workload
+from benchmarks.overhead_result import (
+    AUTOTUNE,
+    CONTROL,
+    NVTX,
+    PROFILER,
+    STAGES,
+    AccountedCost,
+    Comparison,
+    OverheadResult,
+    StageCost,
+)
 
 WARMUP_STEPS = 3
 
@@ -56,8 +65,13 @@ WARMUP_STEPS = 3
 Variant = Callable[[DeviceLoader], ContextManager[PhaseHook | None]]
 
 
-def _segment(workload: Workload, batches: Iterator[Any], device: torch.device, seconds: float,
-             compute: PhaseHook | None) -> float:
+def _segment(
+    workload: Workload,
+    batches: Iterator[Any],
+    device: torch.device,
+    seconds: float,
+    compute: PhaseHook | None,
+) -> float:
     """Samples/s over one timed segment."""
     samples = 0
     t0 = time.perf_counter()
@@ -78,14 +92,23 @@ def _alternate(pairs: int, segment: Callable[[bool], float]) -> Comparison:
     """`pairs` of (plain, instrumented) segment rates, in ABBA order: `segment(instrumented)`."""
     out = Comparison()
     for index in range(pairs):
-        rates = {instrumented: segment(instrumented)
-                 for instrumented in ((False, True) if index % 2 == 0 else (True, False))}
+        rates = {
+            instrumented: segment(instrumented)
+            for instrumented in ((False, True) if index % 2 == 0 else (True, False))
+        }
         out.pairs.append((rates[False], rates[True]))
     return out
 
 
-def compare(workload: Workload, config: LoaderConfig, device: torch.device, variant: Variant, *,
-            pairs: int, segment_s: float) -> Comparison:
+def compare(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device,
+    variant: Variant,
+    *,
+    pairs: int,
+    segment_s: float,
+) -> Comparison:
     """Plain against `variant` on one loader, in ABBA-ordered segments."""
     loader = workload.make_loader(config)
     feed = DeviceLoader(loader, device, **config.transfer_kwargs())  # no phase hook: plain
@@ -189,15 +212,18 @@ def sampler_cpu_ms_per_s(workload: Workload, config: LoaderConfig, seconds: floa
         release_loader(loader)
 
 
-def compare_stage_timing(workload: Workload, config: LoaderConfig, device: torch.device, *,
-                         pairs: int, segment_s: float) -> tuple[Comparison, StageTable | None]:
+def compare_stage_timing(
+    workload: Workload, config: LoaderConfig, device: torch.device, *, pairs: int, segment_s: float
+) -> tuple[Comparison, StageTable | None]:
     """A plain and a stage-timed loader alive side by side, alternating in ABBA segments; the
     stage table of what the timed one's workers recorded."""
     with tempfile.TemporaryDirectory(prefix="autotune-stages-") as tmp:
         timed, plan = timed_workload(workload, Path(tmp))
         loaders = {False: workload.make_loader(config), True: timed.make_loader(config)}
-        feeds = {k: endless_batches(DeviceLoader(v, device, **config.transfer_kwargs()))
-                 for k, v in loaders.items()}
+        feeds = {
+            k: endless_batches(DeviceLoader(v, device, **config.transfer_kwargs()))
+            for k, v in loaders.items()
+        }
 
         def segment(instrumented: bool) -> float:
             drain_prefetched(feeds[instrumented], config.prefetch_depth)
@@ -244,47 +270,75 @@ def stage_cost(table: StageTable, batch_size: int) -> StageCost:
     return StageCost(stage_timer_us(), inner + 1 + 1 / batch_size, table.cpu_ms_per_item)
 
 
-def measure_overhead(workload: Workload, config: LoaderConfig, device: torch.device, *,
-                     pairs: int = 16, segment_s: float = 0.5,
-                     on_variant: Callable[[str, Comparison], None] | None = None) -> OverheadResult:
+def measure_overhead(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device,
+    *,
+    pairs: int = 16,
+    segment_s: float = 0.5,
+    on_variant: Callable[[str, Comparison], None] | None = None,
+) -> OverheadResult:
     out = OverheadResult(str(workload.name), config, str(device), segment_s)
     variants: dict[str, Callable[[], Comparison]] = {
-        CONTROL: lambda: compare(workload, config, device, no_hooks, pairs=pairs, segment_s=segment_s),
-        AUTOTUNE: lambda: compare(workload, config, device, autotune_hooks(device),
-                                  pairs=pairs, segment_s=segment_s),
-        PROFILER: lambda: compare(workload, config, device, profiler_on(device),
-                                  pairs=pairs, segment_s=segment_s),
+        CONTROL: lambda: compare(
+            workload, config, device, no_hooks, pairs=pairs, segment_s=segment_s
+        ),
+        AUTOTUNE: lambda: compare(
+            workload, config, device, autotune_hooks(device), pairs=pairs, segment_s=segment_s
+        ),
+        PROFILER: lambda: compare(
+            workload, config, device, profiler_on(device), pairs=pairs, segment_s=segment_s
+        ),
     }
     nvtx = load_nvtx()
     if nvtx is not None:
+
         def with_nvtx() -> Comparison:
             with fetch_ranges(nvtx):  # in place when the workers fork: on in both arms
-                return compare(workload, config, device, autotune_hooks(device, nvtx_phases(nvtx)),
-                               pairs=pairs, segment_s=segment_s)
+                return compare(
+                    workload,
+                    config,
+                    device,
+                    autotune_hooks(device, nvtx_phases(nvtx)),
+                    pairs=pairs,
+                    segment_s=segment_s,
+                )
+
         variants[NVTX] = with_nvtx
-        out.notes.append("autotune+nvtx: the per-step ranges (wait, copy, compute) were switched"
-                         " per segment; the fetch/collate ranges inside forked workers were on in"
-                         " both arms, so their cost is not in this figure. NVTX was measured with"
-                         " no profiler attached; its cost while nsys records was not measured here")
+        out.notes.append(
+            "autotune+nvtx: the per-step ranges (wait, copy, compute) were switched"
+            " per segment; the fetch/collate ranges inside forked workers were on in"
+            " both arms, so their cost is not in this figure. NVTX was measured with"
+            " no profiler attached; its cost while nsys records was not measured here"
+        )
     else:
         out.notes.append("NVTX not measured: this torch build cannot call NVTX")
     if device.type != "cuda":
-        out.notes.append("CPU-only run: no GPU sampler, CUDA events or host->device copies were part"
-                         " of the measured instrumentation")
+        out.notes.append(
+            "CPU-only run: no GPU sampler, CUDA events or host->device copies were part"
+            " of the measured instrumentation"
+        )
     for name, run in variants.items():
         out.comparisons[name] = run()
         if on_variant is not None:
             on_variant(name, out.comparisons[name])
-    out.comparisons[STAGES], table = compare_stage_timing(workload, config, device, pairs=pairs,
-                                                          segment_s=segment_s)
+    out.comparisons[STAGES], table = compare_stage_timing(
+        workload, config, device, pairs=pairs, segment_s=segment_s
+    )
     if on_variant is not None:
         on_variant(STAGES, out.comparisons[STAGES])
     if table is not None:
         out.stage_cost = stage_cost(table, workload.batch_size)
-        out.notes.append(f"stage timing: {len(table.rows)} stages ({', '.join(r.name for r in table.rows)});"
-                         " a plain and a stage-timed loader alternated, both pools alive throughout")
+        out.notes.append(
+            f"stage timing: {len(table.rows)} stages ({', '.join(r.name for r in table.rows)});"
+            " a plain and a stage-timed loader alternated, both pools alive throughout"
+        )
     plain_rate = out.comparisons[AUTOTUNE].median_rates()[0]
-    out.accounted = AccountedCost(span_cost_us(device), len(PHASES),
-                                  1000 * workload.batch_size / plain_rate,
-                                  sampler_cpu_ms_per_s(workload, config, pairs * segment_s))
+    out.accounted = AccountedCost(
+        span_cost_us(device),
+        len(PHASES),
+        1000 * workload.batch_size / plain_rate,
+        sampler_cpu_ms_per_s(workload, config, pairs * segment_s),
+    )
     return out

@@ -38,8 +38,10 @@ class Comparison:
         return q1, q3
 
     def median_rates(self) -> tuple[float, float]:
-        return (statistics.median(p for p, _ in self.pairs),
-                statistics.median(v for _, v in self.pairs))
+        return (
+            statistics.median(p for p, _ in self.pairs),
+            statistics.median(v for _, v in self.pairs),
+        )
 
 
 @dataclass(frozen=True)
@@ -105,25 +107,43 @@ class OverheadResult:
         variants = {}
         for name, c in self.comparisons.items():
             plain, variant = c.median_rates()
-            variants[name] = {"overhead_pct": round(c.overhead_pct, 2), "pairs": len(c.pairs),
-                              "median_plain_samples_per_s": round(plain, 2),
-                              "median_variant_samples_per_s": round(variant, 2),
-                              "ratios": [round(r, 4) for r in c.ratios]}
+            variants[name] = {
+                "overhead_pct": round(c.overhead_pct, 2),
+                "pairs": len(c.pairs),
+                "median_plain_samples_per_s": round(plain, 2),
+                "median_variant_samples_per_s": round(variant, 2),
+                "ratios": [round(r, 4) for r in c.ratios],
+            }
         accounted = None
         if self.accounted is not None:
             a = self.accounted
-            accounted = {"span_us": round(a.span_us, 3), "spans_per_step": a.spans_per_step,
-                         "step_ms": round(a.step_ms, 3),
-                         "sampler_cpu_ms_per_s": round(a.sampler_cpu_ms_per_s, 3),
-                         "bound_pct": round(a.bound_pct, 3)}
+            accounted = {
+                "span_us": round(a.span_us, 3),
+                "spans_per_step": a.spans_per_step,
+                "step_ms": round(a.step_ms, 3),
+                "sampler_cpu_ms_per_s": round(a.sampler_cpu_ms_per_s, 3),
+                "bound_pct": round(a.bound_pct, 3),
+            }
         stage_cost = None
         if self.stage_cost is not None:
             c = self.stage_cost
-            stage_cost = {"timer_us": round(c.timer_us, 3), "stages_per_item": round(c.stages_per_item, 3),
-                          "item_cpu_ms": round(c.item_cpu_ms, 4), "bound_pct": round(c.bound_pct, 3),
-                          "within_budget": c.within_budget}
-        return {"workload": self.workload, "config": self.config.as_dict(), "device": self.device,
-                "segment_s": self.segment_s, "variants": variants, "accounted": accounted,
-                "stage_cost": stage_cost,
-                "allowed_overhead_pct": ALLOWED_OVERHEAD_PCT, "noise_pct": round(self.noise_pct, 2),
-                "within_budget": self.within_budget, "notes": self.notes}
+            stage_cost = {
+                "timer_us": round(c.timer_us, 3),
+                "stages_per_item": round(c.stages_per_item, 3),
+                "item_cpu_ms": round(c.item_cpu_ms, 4),
+                "bound_pct": round(c.bound_pct, 3),
+                "within_budget": c.within_budget,
+            }
+        return {
+            "workload": self.workload,
+            "config": self.config.as_dict(),
+            "device": self.device,
+            "segment_s": self.segment_s,
+            "variants": variants,
+            "accounted": accounted,
+            "stage_cost": stage_cost,
+            "allowed_overhead_pct": ALLOWED_OVERHEAD_PCT,
+            "noise_pct": round(self.noise_pct, 2),
+            "within_budget": self.within_budget,
+            "notes": self.notes,
+        }

@@ -28,8 +28,19 @@ SLOWER_ITEM_S = "0.020"
 
 
 def auto(memory: str, results: str) -> list[str]:
-    return [sys.executable, "-m", "autotune", "run", "--results-dir", results, "--memory", memory,
-            "--", sys.executable, str(SCRIPT)]
+    return [
+        sys.executable,
+        "-m",
+        "autotune",
+        "run",
+        "--results-dir",
+        results,
+        "--memory",
+        memory,
+        "--",
+        sys.executable,
+        str(SCRIPT),
+    ]
 
 
 def run(command: list[str], item_s: str | None = None) -> tuple[float, str]:
@@ -39,17 +50,20 @@ def run(command: list[str], item_s: str | None = None) -> tuple[float, str]:
         env["TUTORIAL_ITEM_S"] = item_s
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
     lines = done.stdout.splitlines()
-    short = next((l for l in lines if l.startswith("SHORT-DONE")), None)
+    short = next((line for line in lines if line.startswith("SHORT-DONE")), None)
     if short is None:
         raise SystemExit(f"no SHORT-DONE from {' '.join(command)}:\n{done.stdout}\n{done.stderr}")
-    summary = next((l for l in lines if l.startswith("autotune.DataLoader ")), "")
+    summary = next((line for line in lines if line.startswith("autotune.DataLoader ")), "")
     return float(short.split()[2]), summary
 
 
 def brief(summary: str) -> str:
     """The choice and what was reused, from the summary line."""
-    choice = re.match(r"autotune\.DataLoader (chose|had not finished exploring; best so far)"
-                      r" ([^:]+): ([^ ]+) samples/s", summary)
+    choice = re.match(
+        r"autotune\.DataLoader (chose|had not finished exploring; best so far)"
+        r" ([^:]+): ([^ ]+) samples/s",
+        summary,
+    )
     said = choice.group(2) + f" {choice.group(3)} samples/s" if choice else "?"
     if "exploration incomplete" in summary:
         said += " (exploring unfinished)"
@@ -58,14 +72,21 @@ def brief(summary: str) -> str:
 
 
 def main() -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=ROOT).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    out = [f"# python benchmarks/repeated_runs.py -- "
-           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
-           f"{'+dirty' if dirty else ''}, 2 usable CPUs, no GPU; the machine was shared with"
-           " other engineers' work while it ran (absolute times are noisy: only the pairs compare)"]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.strip()
+    out = [
+        f"# python benchmarks/repeated_runs.py -- "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
+        f"{'+dirty' if dirty else ''}, 2 usable CPUs, no GPU; the machine was shared with"
+        " other engineers' work while it ran (absolute times are noisy: only the pairs compare)"
+    ]
 
     def say(line: str) -> None:
         print(line, flush=True)
@@ -83,25 +104,37 @@ def main() -> None:
                 if not hand_first:
                     hand_s, _ = run(HAND)
                 ratios[n].append(hand_s / auto_s)
-                say(f"round {r + 1} run {n}: autotune run {auto_s:.2f}s, hand-tuned {hand_s:.2f}s"
+                say(
+                    f"round {r + 1} run {n}: autotune run {auto_s:.2f}s, hand-tuned {hand_s:.2f}s"
                     f" ({'before' if hand_first else 'after'}), hand/autotune"
-                    f" {hand_s / auto_s:.3f}: {brief(summary)}")
+                    f" {hand_s / auto_s:.3f}: {brief(summary)}"
+                )
     for n, values in ratios.items():
-        say(f"run {n}: hand-tuned / autotune run, median of {ROUNDS} rounds"
+        say(
+            f"run {n}: hand-tuned / autotune run, median of {ROUNDS} rounds"
             f" {statistics.median(values):.3f} ({', '.join(f'{v:.3f}' for v in values)});"
-            f" target {'>= 0.95' if n == 1 else '>= 0.99'}")
+            f" target {'>= 0.95' if n == 1 else '>= 0.99'}"
+        )
 
     with tempfile.TemporaryDirectory() as memory, tempfile.TemporaryDirectory() as results:
         before_s, summary = run(auto(memory, results))
         say(f"drift: run 1 at 5 ms items: {before_s:.2f}s: {brief(summary)}")
         hand_s, _ = run(HAND, SLOWER_ITEM_S)
         after_s, summary = run(auto(memory, results), SLOWER_ITEM_S)
-        say(f"drift: run 2 at {float(SLOWER_ITEM_S) * 1000:.0f} ms items: {after_s:.2f}s"
-            f" (hand-tuned {hand_s:.2f}s, hand/autotune {hand_s / after_s:.3f}): {brief(summary)}")
+        say(
+            f"drift: run 2 at {float(SLOWER_ITEM_S) * 1000:.0f} ms items: {after_s:.2f}s"
+            f" (hand-tuned {hand_s:.2f}s, hand/autotune {hand_s / after_s:.3f}): {brief(summary)}"
+        )
         restarted = re.search(r"in its first (\d+) steps.*exploring started again", summary)
-        say("drift: " + (f"detected; exploring started again at step {restarted.group(1)}"
-                         f" (epoch {(int(restarted.group(1)) - 1) // 16 + 1} of 16-step epochs)"
-                         if restarted else "NOT detected"))
+        say(
+            "drift: "
+            + (
+                f"detected; exploring started again at step {restarted.group(1)}"
+                f" (epoch {(int(restarted.group(1)) - 1) // 16 + 1} of 16-step epochs)"
+                if restarted
+                else "NOT detected"
+            )
+        )
     say(f"total {time.perf_counter() - t0:.0f}s")
     (OUT / "repeated_runs.out").write_text("\n".join(out) + "\n")
 

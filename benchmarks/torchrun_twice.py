@@ -22,21 +22,50 @@ def port() -> str:
 
 
 def main() -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=ROOT).stdout.strip()
-    out = [f"# python benchmarks/torchrun_twice.py -- "
-           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit},"
-           " 2 usable CPUs, no GPU; the machine was shared with other engineers' work"]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    out = [
+        f"# python benchmarks/torchrun_twice.py -- "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit},"
+        " 2 usable CPUs, no GPU; the machine was shared with other engineers' work"
+    ]
     with tempfile.TemporaryDirectory() as memory, tempfile.TemporaryDirectory() as results:
         for run in (1, 2):
-            command = [sys.executable, "-m", "autotune", "run", "--results-dir", results,
-                       "--memory", memory, "--", sys.executable, "-m", "torch.distributed.run",
-                       "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
-                       port(), str(SCRIPT), "torchrun", "3200", "2"]
+            command = [
+                sys.executable,
+                "-m",
+                "autotune",
+                "run",
+                "--results-dir",
+                results,
+                "--memory",
+                memory,
+                "--",
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc-per-node",
+                "2",
+                "--master-addr",
+                "127.0.0.1",
+                "--master-port",
+                port(),
+                str(SCRIPT),
+                "torchrun",
+                "3200",
+                "2",
+            ]
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
-            lines = [l for l in done.stdout.splitlines()
-                     if l.startswith(("RANK ", "autotune.DataLoader "))]
-            out += [f"run {run} (exit {done.returncode}):", *(f"  {l}" for l in sorted(lines))]
+            lines = [
+                line
+                for line in done.stdout.splitlines()
+                if line.startswith(("RANK ", "autotune.DataLoader "))
+            ]
+            out += [
+                f"run {run} (exit {done.returncode}):",
+                *(f"  {line}" for line in sorted(lines)),
+            ]
     print("\n".join(out))
     (OUT / "torchrun_twice.out").write_text("\n".join(out) + "\n")
 

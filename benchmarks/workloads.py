@@ -88,94 +88,181 @@ class BenchWorkload:
     online_steps: int | None = None
 
     def held_off(self, device_type: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.grid_off + (self.grid_off_on_cpu if device_type == "cpu" else ())))
+        return tuple(
+            dict.fromkeys(self.grid_off + (self.grid_off_on_cpu if device_type == "cpu" else ()))
+        )
 
 
 # On these the step ignores the memory layout: channels_last is a pure cost, held off the grid.
 LAYOUT_BLIND = ("channels_last",)
 
 BENCH_WORKLOADS = (
-    BenchWorkload("cpu-heavy", "sim:cpu_ms=4,step_ms=10,batch=16",
-                  "4 ms of CPU per item: loading is CPU-bound", grid_off=LAYOUT_BLIND),
-    BenchWorkload("storage", "sim:cpu_ms=0.2,io_ms=5,step_ms=20,batch=16",
-                  "5 ms storage latency per item: workers wait, more than the cores pay off",
-                  quick=True, grid_off=LAYOUT_BLIND),
-    BenchWorkload("slow-accelerator", "sim:cpu_ms=1,step_ms=80,batch=16",
-                  "80 ms step: one worker keeps up", compute_bound=True, quick=True,
-                  grid_off=LAYOUT_BLIND),
-    BenchWorkload("large-items", "sim:cpu_ms=0.5,step_ms=10,batch=16,shape=3x256x256",
-                  "768 KiB items: inter-process copies dominate", grid_off=LAYOUT_BLIND),
-    BenchWorkload("demo", "demo", "JPEG decode and augmentation, a small CNN trained on the CPU",
-                  grid_off=("persistent_workers",)),
-    BenchWorkload("photos", "photos",
-                  "camera-size JPEGs, resize + random crop + flip + colour jitter, batches of 24,"
-                  " a 30 ms emulated accelerator step (CPU) or resnet18 (CUDA): decode-bound",
-                  grid_off=("persistent_workers",), grid_off_on_cpu=LAYOUT_BLIND),
-    BenchWorkload("in-memory", "mem:step_ms=2,batch=256,shape=32,length=262144",
-                  "a TensorDataset in RAM, 32 features per item, batches of 256, a 2 ms step: a"
-                  " worker's hand-over of a batch costs what fetching it does, num_workers=0 wins",
-                  grid_off=LAYOUT_BLIND),
-    BenchWorkload("held-out", "sim:cpu_ms=0.7,io_ms=2,step_ms=16,host_ms=1,batch=40,shape=3x40x40,"
-                  "length=6000",
-                  "batches of 40 mid-sized items with CPU and storage cost each, 1 ms of main-thread"
-                  " work per step, 150-step epochs; never run while developing", held_out=True,
-                  grid_off=LAYOUT_BLIND),
-    BenchWorkload("short-epochs", "sim:cpu_ms=0.3,io_ms=1,step_ms=8,batch=16,length=4800,open_ms=2000",
-                  "2 s of worker start-up (opening files) and 300-step epochs: persistent workers"
-                  " save the start-up every epoch", grid_off=LAYOUT_BLIND),
+    BenchWorkload(
+        "cpu-heavy",
+        "sim:cpu_ms=4,step_ms=10,batch=16",
+        "4 ms of CPU per item: loading is CPU-bound",
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "storage",
+        "sim:cpu_ms=0.2,io_ms=5,step_ms=20,batch=16",
+        "5 ms storage latency per item: workers wait, more than the cores pay off",
+        quick=True,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "slow-accelerator",
+        "sim:cpu_ms=1,step_ms=80,batch=16",
+        "80 ms step: one worker keeps up",
+        compute_bound=True,
+        quick=True,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "large-items",
+        "sim:cpu_ms=0.5,step_ms=10,batch=16,shape=3x256x256",
+        "768 KiB items: inter-process copies dominate",
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "demo",
+        "demo",
+        "JPEG decode and augmentation, a small CNN trained on the CPU",
+        grid_off=("persistent_workers",),
+    ),
+    BenchWorkload(
+        "photos",
+        "photos",
+        "camera-size JPEGs, resize + random crop + flip + colour jitter, batches of 24,"
+        " a 30 ms emulated accelerator step (CPU) or resnet18 (CUDA): decode-bound",
+        grid_off=("persistent_workers",),
+        grid_off_on_cpu=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "in-memory",
+        "mem:step_ms=2,batch=256,shape=32,length=262144",
+        "a TensorDataset in RAM, 32 features per item, batches of 256, a 2 ms step: a"
+        " worker's hand-over of a batch costs what fetching it does, num_workers=0 wins",
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "held-out",
+        "sim:cpu_ms=0.7,io_ms=2,step_ms=16,host_ms=1,batch=40,shape=3x40x40,length=6000",
+        "batches of 40 mid-sized items with CPU and storage cost each, 1 ms of main-thread"
+        " work per step, 150-step epochs; never run while developing",
+        held_out=True,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "short-epochs",
+        "sim:cpu_ms=0.3,io_ms=1,step_ms=8,batch=16,length=4800,open_ms=2000",
+        "2 s of worker start-up (opening files) and 300-step epochs: persistent workers"
+        " save the start-up every epoch",
+        grid_off=LAYOUT_BLIND,
+    ),
     # Epochs of 6,250 steps (100 s): persistence cannot matter, and is held off the grid.
-    BenchWorkload("deep-storage", "sim:cpu_ms=0.1,io_ms=8,step_ms=22,batch=16,length=100000,"
-                  "straggle_every=40,straggle_x=20",
-                  "8 ms storage latency, one item in 40 straggling 20x: the best is 12 or more workers"
-                  " on 2 CPUs, above the range the search starts with",
-                  grid_off=("persistent_workers", *LAYOUT_BLIND),
-                  grid_workers=(0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20)),
+    BenchWorkload(
+        "deep-storage",
+        "sim:cpu_ms=0.1,io_ms=8,step_ms=22,batch=16,length=100000,straggle_every=40,straggle_x=20",
+        "8 ms storage latency, one item in 40 straggling 20x: the best is 12 or more workers"
+        " on 2 CPUs, above the range the search starts with",
+        grid_off=("persistent_workers", *LAYOUT_BLIND),
+        grid_workers=(0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20),
+    ),
     # Issue #25's kinds, unseen by the tuner's developers: each puts its best where a lucky burst
     # or a CPU-share rule would miss it.
-    BenchWorkload("heavy-tail", "sim:cpu_ms=0.3,io_ms=1.5,step_ms=10,batch=16,length=100000,"
-                  "straggle_every=40,straggle_x=40",
-                  "1.5 ms reads, one item in 40 waiting 60 ms: convoys of slow batches, and more"
-                  " workers keep paying while the CPUs read busy",
-                  grid_off=("persistent_workers", *LAYOUT_BLIND),
-                  grid_workers=(0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20)),
-    BenchWorkload("large-numpy", "sim:cpu_ms=0.3,step_ms=20,batch=32,shape=3x160x160,numpy=1",
-                  "300 KiB float32 numpy items, 9.4 MiB batches through shared memory: noisy"
-                  " hand-overs decide", grid_off=LAYOUT_BLIND),
-    BenchWorkload("tiny-epochs", "sim:cpu_ms=0.5,io_ms=1,step_ms=8,batch=16,length=480,open_ms=400",
-                  "30-step epochs and 0.4 s to open a worker's files: restarts, refill and prefetch"
-                  " depth decide", grid_off=LAYOUT_BLIND),
-    BenchWorkload("collate-heavy", "sim:cpu_ms=0.1,step_ms=15,batch=32,collate_ms=12",
-                  "12 ms of collate_fn work per batch against 3 ms of items: the work sits in the"
-                  " collate; held out: never run while developing", held_out=True,
-                  grid_off=LAYOUT_BLIND),
-    BenchWorkload("tokenizer", "text:words=120,batch=32,step_ms=10",
-                  "pure-Python tokenizing of generated sentences, padded to the batch's longest:"
-                  " GIL-bound work that only workers run in parallel"),
+    BenchWorkload(
+        "heavy-tail",
+        "sim:cpu_ms=0.3,io_ms=1.5,step_ms=10,batch=16,length=100000,"
+        "straggle_every=40,straggle_x=40",
+        "1.5 ms reads, one item in 40 waiting 60 ms: convoys of slow batches, and more"
+        " workers keep paying while the CPUs read busy",
+        grid_off=("persistent_workers", *LAYOUT_BLIND),
+        grid_workers=(0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20),
+    ),
+    BenchWorkload(
+        "large-numpy",
+        "sim:cpu_ms=0.3,step_ms=20,batch=32,shape=3x160x160,numpy=1",
+        "300 KiB float32 numpy items, 9.4 MiB batches through shared memory: noisy"
+        " hand-overs decide",
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "tiny-epochs",
+        "sim:cpu_ms=0.5,io_ms=1,step_ms=8,batch=16,length=480,open_ms=400",
+        "30-step epochs and 0.4 s to open a worker's files: restarts, refill and prefetch"
+        " depth decide",
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "collate-heavy",
+        "sim:cpu_ms=0.1,step_ms=15,batch=32,collate_ms=12",
+        "12 ms of collate_fn work per batch against 3 ms of items: the work sits in the"
+        " collate; held out: never run while developing",
+        held_out=True,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "tokenizer",
+        "text:words=120,batch=32,step_ms=10",
+        "pure-Python tokenizing of generated sentences, padded to the batch's longest:"
+        " GIL-bound work that only workers run in parallel",
+    ),
     # Issue #25's short run: the shape of PyTorch's "Data Loading Optimization" tutorial (512
     # items of 5 ms, batches of 32, 10 epochs: 160 steps), a 40 ms step.
-    BenchWorkload("short-run", "sim:cpu_ms=0,io_ms=5,step_ms=40,batch=32,length=512",
-                  "a 160-step training (10 epochs of 16 batches of 5 ms items, a 40 ms step) whose"
-                  " length the tuner is told: exploring must pay for itself within the run",
-                  online_steps=160),
-    BenchWorkload("mixed", "sim:cpu_ms=1.5,io_ms=3,step_ms=25,batch=32",
-                  "CPU and storage cost mixed; held out in the first full run", default=False,
-                  grid_off=LAYOUT_BLIND),
-    BenchWorkload("cpu-storage-slow", "sim:cpu_ms=2.5,io_ms=1,step_ms=40,batch=16",
-                  "CPU work, a little storage latency, a slow step; held out in the second full run",
-                  default=False, grid_off=LAYOUT_BLIND),
-    BenchWorkload("big-batches", "sim:cpu_ms=0.8,io_ms=2,step_ms=15,batch=64,shape=3x64x64",
-                  "large batches of mid-sized items, CPU and storage latency alike; held out in"
-                  " the third full run", default=False, grid_off=LAYOUT_BLIND),
-    BenchWorkload("mid-images", "sim:cpu_ms=1.2,io_ms=0.5,step_ms=30,batch=32,shape=3x128x128",
-                  "mid-sized image items, a little storage latency, a moderate step; held out in"
-                  " the fourth full run", default=False, grid_off=LAYOUT_BLIND),
-    BenchWorkload("host-work", "sim:cpu_ms=2,io_ms=1.5,step_ms=25,host_ms=4,batch=24,shape=3x48x48",
-                  "CPU and storage cost per item beside 4 ms of main-thread work per step; held out"
-                  " in the fifth full run", default=False, grid_off=LAYOUT_BLIND),
-    BenchWorkload("small-items", "sim:cpu_ms=0.15,io_ms=0.4,step_ms=12,host_ms=2,batch=96,shape=3x32x32",
-                  "small items in large batches, a little CPU and storage latency each, a fast step"
-                  " with 2 ms of main-thread work; held out in the sixth full run", default=False,
-                  grid_off=LAYOUT_BLIND),
+    BenchWorkload(
+        "short-run",
+        "sim:cpu_ms=0,io_ms=5,step_ms=40,batch=32,length=512",
+        "a 160-step training (10 epochs of 16 batches of 5 ms items, a 40 ms step) whose"
+        " length the tuner is told: exploring must pay for itself within the run",
+        online_steps=160,
+    ),
+    BenchWorkload(
+        "mixed",
+        "sim:cpu_ms=1.5,io_ms=3,step_ms=25,batch=32",
+        "CPU and storage cost mixed; held out in the first full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "cpu-storage-slow",
+        "sim:cpu_ms=2.5,io_ms=1,step_ms=40,batch=16",
+        "CPU work, a little storage latency, a slow step; held out in the second full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "big-batches",
+        "sim:cpu_ms=0.8,io_ms=2,step_ms=15,batch=64,shape=3x64x64",
+        "large batches of mid-sized items, CPU and storage latency alike; held out in"
+        " the third full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "mid-images",
+        "sim:cpu_ms=1.2,io_ms=0.5,step_ms=30,batch=32,shape=3x128x128",
+        "mid-sized image items, a little storage latency, a moderate step; held out in"
+        " the fourth full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "host-work",
+        "sim:cpu_ms=2,io_ms=1.5,step_ms=25,host_ms=4,batch=24,shape=3x48x48",
+        "CPU and storage cost per item beside 4 ms of main-thread work per step; held out"
+        " in the fifth full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
+    BenchWorkload(
+        "small-items",
+        "sim:cpu_ms=0.15,io_ms=0.4,step_ms=12,host_ms=2,batch=96,shape=3x32x32",
+        "small items in large batches, a little CPU and storage latency each, a fast step"
+        " with 2 ms of main-thread work; held out in the sixth full run",
+        default=False,
+        grid_off=LAYOUT_BLIND,
+    ),
 )
 
 
@@ -183,8 +270,9 @@ def check_keys(keys: list[str]) -> list[str]:
     known = [w.key for w in BENCH_WORKLOADS]
     unknown = [k for k in keys if k not in known]
     if unknown:
-        raise OptionsError(f"unknown bench workload {', '.join(unknown)}; choose from"
-                           f" {', '.join(known)}")
+        raise OptionsError(
+            f"unknown bench workload {', '.join(unknown)}; choose from {', '.join(known)}"
+        )
     return keys
 
 
@@ -193,5 +281,8 @@ def select(keys: list[str] | None, quick: bool, online: bool = False) -> list[Be
     if keys:
         check_keys(keys)
         return [w for k in keys for w in BENCH_WORKLOADS if w.key == k]
-    return [w for w in BENCH_WORKLOADS if (w.quick if quick else w.default)
-            and (online or w.online_steps is None)]
+    return [
+        w
+        for w in BENCH_WORKLOADS
+        if (w.quick if quick else w.default) and (online or w.online_steps is None)
+    ]

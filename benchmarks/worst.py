@@ -32,14 +32,18 @@ class TuningFigures:
         """(recorded - verified) / verified: positive when the recipe overstated its rate."""
         if self.verified_samples_per_s is None or self.verified_samples_per_s <= 0:
             return None
-        return (self.recorded_samples_per_s - self.verified_samples_per_s) / self.verified_samples_per_s
+        return (
+            self.recorded_samples_per_s - self.verified_samples_per_s
+        ) / self.verified_samples_per_s
 
 
 @dataclass(frozen=True)
 class Worst:
     tuned_vs_grid: TuningFigures  # the lowest tuned / grid best
     tune_s: TuningFigures  # the longest tuning
-    recorded_vs_verified: TuningFigures | None  # the largest |recorded - verified|; None: unverified
+    recorded_vs_verified: (
+        TuningFigures | None
+    )  # the largest |recorded - verified|; None: unverified
     spread: float  # (fastest - slowest) / fastest of the tunings' side-by-side means
 
     def roles(self) -> dict[int, list[str]]:
@@ -52,7 +56,9 @@ class Worst:
         return out
 
 
-def _worst(tunings: Sequence[TuningFigures], badness: Callable[[TuningFigures], float]) -> TuningFigures:
+def _worst(
+    tunings: Sequence[TuningFigures], badness: Callable[[TuningFigures], float]
+) -> TuningFigures:
     # max() keeps the first of equals: sorted by seed, the lower seed wins a tie.
     return max(sorted(tunings, key=lambda t: t.seed), key=badness)
 
@@ -70,7 +76,8 @@ def worst_of(tunings: Sequence[TuningFigures]) -> Worst:
     return Worst(
         tuned_vs_grid=_worst(tunings, lambda t: -t.tuned_vs_grid),
         tune_s=_worst(tunings, lambda t: t.tune_s),
-        recorded_vs_verified=(_worst(verified, lambda t: abs(t.recorded_vs_verified or 0.0))
-                              if verified else None),
+        recorded_vs_verified=(
+            _worst(verified, lambda t: abs(t.recorded_vs_verified or 0.0)) if verified else None
+        ),
         spread=spread([t.side_by_side_samples_per_s for t in tunings]),
     )

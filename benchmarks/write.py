@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autotune.errors import OptionsError
 from benchmarks.model import AccuracyReport, BenchReport
 from benchmarks.online_model import OnlineReport
 from benchmarks.render import accuracy_markdown, to_markdown
 from benchmarks.render_online import online_markdown
-from autotune.errors import OptionsError
 
 
 def check_writable(out_dir: Path) -> None:
@@ -19,7 +19,9 @@ def check_writable(out_dir: Path) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise OptionsError(f"cannot write to {out_dir}: {exc.strerror or exc}; pass --out DIR") from None
+        raise OptionsError(
+            f"cannot write to {out_dir}: {exc.strerror or exc}; pass --out DIR"
+        ) from None
 
 
 def _write(markdown: str, json_text: str, out_dir: Path, stem: str) -> tuple[Path, Path]:

@@ -52,7 +52,9 @@ def main() -> None:
     recipe = autotune.load_recipe(path)
     loader = recipe.dataloader(dataset, batch_size=64, shuffle=True)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    batches = sum(1 for _ in recipe.wrap(loader, device))  # non_blocking, channels_last, side stream
+    batches = sum(
+        1 for _ in recipe.wrap(loader, device)
+    )  # non_blocking, channels_last, side stream
     print(f"one epoch through the recipe's loader: {batches} batches on {device}")
 
 

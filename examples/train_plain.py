@@ -44,17 +44,25 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--items", type=int, default=4096)
-    parser.add_argument("--start-method", choices=("fork", "forkserver", "spawn"), default=None,
-                        help="how DataLoader workers start (default: the platform's; macOS and"
-                             " Windows spawn)")
+    parser.add_argument(
+        "--start-method",
+        choices=("fork", "forkserver", "spawn"),
+        default=None,
+        help="how DataLoader workers start (default: the platform's; macOS and Windows spawn)",
+    )
     args = parser.parse_args()
     if args.start_method is not None:
         torch.multiprocessing.set_start_method(args.start_method)
 
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                          nn.Flatten(), nn.Linear(16, 10)).to(device)
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, stride=2),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    ).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     loader = DataLoader(NoisyImages(args.items), batch_size=args.batch_size, shuffle=True)
     for epoch in range(args.epochs):

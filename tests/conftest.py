@@ -38,8 +38,11 @@ def _fresh_loader_registry():
 
 
 def children() -> list[psutil.Process]:
-    return [p for p in psutil.Process(os.getpid()).children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE and not is_mp_helper(p)]
+    return [
+        p
+        for p in psutil.Process(os.getpid()).children(recursive=True)
+        if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and not is_mp_helper(p)
+    ]
 
 
 def pytest_collection_modifyitems(config, items):

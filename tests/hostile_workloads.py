@@ -118,8 +118,10 @@ class ShmFull(Items):
 
     def before(self, index: int) -> None:
         if worker_id() is not None:
-            raise RuntimeError(f"unable to write to file </torch_{os.getpid()}_{index}>:"
-                               " No space left on device (28)")
+            raise RuntimeError(
+                f"unable to write to file </torch_{os.getpid()}_{index}>:"
+                " No space left on device (28)"
+            )
 
 
 class Slow(Items):
@@ -146,14 +148,20 @@ class Sized(Items):
         return self.length
 
 
-def factory(make_dataset: Callable[[], Dataset], name: str, *, step_s: float = STEP_S,
-            batch_size: int = BATCH) -> Callable[[], Workload]:
+def factory(
+    make_dataset: Callable[[], Dataset],
+    name: str,
+    *,
+    step_s: float = STEP_S,
+    batch_size: int = BATCH,
+) -> Callable[[], Workload]:
     """A workload factory, as a `FILE.py:factory` spec names it: each call builds a fresh
     dataset."""
 
     def make() -> Workload:
-        return Workload(make_dataset(), batch_size, SleepStep(step_s), shuffle=False, name=name,
-                        device="cpu")
+        return Workload(
+            make_dataset(), batch_size, SleepStep(step_s), shuffle=False, name=name, device="cpu"
+        )
 
     make.__name__ = name.replace("-", "_")
     return make

@@ -73,8 +73,13 @@ class StepClock:
     (true while the loop is inside `__next__`), a step's `wait_share[num_workers]` passes inside
     `__next__` and the rest in the loop's own work: without workers the fetch is the wait."""
 
-    def __init__(self, read_config, step_s: tuple[float, ...], waiting=None,
-                 wait_share: tuple[float, ...] = (0.5, 0.02)):
+    def __init__(
+        self,
+        read_config,
+        step_s: tuple[float, ...],
+        waiting=None,
+        wait_share: tuple[float, ...] = (0.5, 0.02),
+    ):
         self.read_config = read_config
         self.step_s = step_s
         self.waiting = waiting

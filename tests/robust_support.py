@@ -9,16 +9,17 @@ import sys
 from pathlib import Path
 
 import psutil
+from conftest import children
 
 from autotune.search.options import BurstOptions
-from conftest import children
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = Path(__file__).with_name("hostile_workloads.py")
 
 # Bursts of a few tenths of a second; a hang is declared after 3 s.
-TINY_BURST = BurstOptions(min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1,
-                          time_limit_s=3.0)
+TINY_BURST = BurstOptions(
+    min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1, time_limit_s=3.0
+)
 
 
 def spec(factory: str) -> str:
@@ -57,5 +58,11 @@ def autotune_command(*args: str) -> list[str]:
 
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(autotune_command(*args), env=cli_env(), capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        autotune_command(*args),
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )

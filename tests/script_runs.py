@@ -18,14 +18,30 @@ THIRD_PARTY = TESTS / "third_party"
 
 def autotune_run_command(results: Path, script: Path | str, *args: str) -> list[str]:
     # The `--` form: everything after it is the script's, flags included.
-    return [sys.executable, "-m", "autotune", "run", "--results-dir", str(results), "--",
-            sys.executable, str(script), *args]
+    return [
+        sys.executable,
+        "-m",
+        "autotune",
+        "run",
+        "--results-dir",
+        str(results),
+        "--",
+        sys.executable,
+        str(script),
+        *args,
+    ]
 
 
-def autotune_run(results: Path, script: Path | str, *args: str, cwd: Path | None = None,
-                 timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(autotune_run_command(results, script, *args), cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+def autotune_run(
+    results: Path, script: Path | str, *args: str, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        autotune_run_command(results, script, *args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def output_tail(done: subprocess.CompletedProcess, chars: int = 4000) -> str:
@@ -54,6 +70,8 @@ def reports_of_every_loader(results: Path, least: int) -> list[Recipe]:
 def image_folder(root: Path, train: int, val: int, classes: int = 4) -> Path:
     """`root`/train and `root`/val, ImageFolder layouts of small generated JPEGs (64-128 px a side:
     the scripts' own resizing makes the model's input, and a small source keeps decoding cheap)."""
-    make_jpeg_folder(root / "train", images=train, classes=classes, seed=0, min_side=64, max_side=128)
+    make_jpeg_folder(
+        root / "train", images=train, classes=classes, seed=0, min_side=64, max_side=128
+    )
     make_jpeg_folder(root / "val", images=val, classes=classes, seed=1, min_side=64, max_side=128)
     return root

@@ -10,8 +10,8 @@ import pytest
 import typer.main
 
 from autotune import api
-from autotune.search.options import TuneOptions
 from autotune.cli.app import app
+from autotune.search.options import TuneOptions
 
 # The API's own keywords that have no CLI option: objects a command line cannot pass.
 API_ONLY = {"workload", "burst", "on_trial", "workload_factory", "deprecated"}
@@ -51,12 +51,23 @@ def test_the_new_names_make_the_options(monkeypatch):
         warnings.simplefilter("error")
         api.tune(None, budget=12, trials=3, ram_budget=512, study="s", results_dir=None)
     opts = seen["opts"]
-    assert (opts.budget_s, opts.max_trials, opts.ram_budget_mib, opts.study_name) == (12, 3, 512, "s")
+    assert (opts.budget_s, opts.max_trials, opts.ram_budget_mib, opts.study_name) == (
+        12,
+        3,
+        512,
+        "s",
+    )
 
 
-@pytest.mark.parametrize("old, new, value, field", [
-    ("budget_s", "budget", 12.0, "budget_s"), ("max_trials", "trials", 3, "max_trials"),
-    ("ram_budget_mib", "ram_budget", 512.0, "ram_budget_mib"), ("study_name", "study", "s", "study_name")])
+@pytest.mark.parametrize(
+    "old, new, value, field",
+    [
+        ("budget_s", "budget", 12.0, "budget_s"),
+        ("max_trials", "trials", 3, "max_trials"),
+        ("ram_budget_mib", "ram_budget", 512.0, "ram_budget_mib"),
+        ("study_name", "study", "s", "study_name"),
+    ],
+)
 def test_each_old_name_is_a_deprecated_alias(monkeypatch, old, new, value, field):
     seen = _captured(monkeypatch)
     with pytest.warns(DeprecationWarning, match=rf"{old}=.*use {new}="):

@@ -7,33 +7,39 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from conftest import children
 from typer.testing import CliRunner
 
+from autotune.burst.runner import BurstSettings
+from autotune.cli.app import app
+from autotune.errors import OptionsError
+from autotune.search.options import BurstOptions
+from autotune.space.config import LoaderConfig
 from benchmarks import accuracy, workloads
 from benchmarks.accuracy import accuracy_row, parse_config
 from benchmarks.model import AccuracyReport
 from benchmarks.options import AccuracyOptions
 from benchmarks.write import write_accuracy
-from autotune.cli.app import app
-from autotune.burst.runner import BurstSettings
-from autotune.errors import OptionsError
-from autotune.search.options import BurstOptions
-from autotune.space.config import LoaderConfig
 
-from conftest import children
-
-TINY = workloads.BenchWorkload("tiny", "sim:cpu_ms=0.2,step_ms=4,batch=8,length=1024",
-                               "a tiny test workload", quick=True)
-HELD = workloads.BenchWorkload("held", "sim:cpu_ms=0.2,step_ms=4,batch=8", "held out", held_out=True)
+TINY = workloads.BenchWorkload(
+    "tiny", "sim:cpu_ms=0.2,step_ms=4,batch=8,length=1024", "a tiny test workload", quick=True
+)
+HELD = workloads.BenchWorkload(
+    "held", "sim:cpu_ms=0.2,step_ms=4,batch=8", "held out", held_out=True
+)
 
 
 def test_configurations_are_written_as_the_tables_write_them():
     assert parse_config("w0") == LoaderConfig()
-    assert parse_config("w8 pf4 persist") == LoaderConfig(num_workers=8, prefetch_factor=4,
-                                                          persistent_workers=True)
+    assert parse_config("w8 pf4 persist") == LoaderConfig(
+        num_workers=8, prefetch_factor=4, persistent_workers=True
+    )
     assert parse_config("w2 pf2 cl").label() == "w2 pf2 cl"
-    for bad, why in (("w0 pf2", "prefetch_factor needs num_workers"), ("pf2", "needs a worker count"),
-                     ("w2 fast", "'fast'")):
+    for bad, why in (
+        ("w0 pf2", "prefetch_factor needs num_workers"),
+        ("pf2", "needs a worker count"),
+        ("w2 fast", "'fast'"),
+    ):
         with pytest.raises(OptionsError, match=why):
             parse_config(bad)
 
@@ -51,9 +57,18 @@ def test_ratio_is_burst_median_over_steady_median_within_five_percent():
 def test_notes_added_after_the_run_are_in_the_markdown(tmp_path):
     """A miss explained in the JSON's notes reaches the Markdown written from it."""
     row = accuracy_row(TINY, LoaderConfig(), [110.0, 107.0, 108.0], [100.0, 100.0, 100.0])
-    report = AccuracyReport(command="autotune bench --accuracy (test)", rows=[row], quick=False,
-                            environment={}, burst={}, steady_seconds=1.0, settle_s=0.1, rounds=3,
-                            total_s=1.0, notes=["tiny w0 +8%: single bursts scatter"])
+    report = AccuracyReport(
+        command="autotune bench --accuracy (test)",
+        rows=[row],
+        quick=False,
+        environment={},
+        burst={},
+        steady_seconds=1.0,
+        settle_s=0.1,
+        rounds=3,
+        total_s=1.0,
+        notes=["tiny w0 +8%: single bursts scatter"],
+    )
     md, _ = write_accuracy(report, tmp_path, "accuracy")
     text = md.read_text()
     assert "1.080 ✗" in text
@@ -72,11 +87,15 @@ def test_bad_accuracy_options_exit_2():
 
 
 def test_bad_burst_settings_exit_2_naming_the_setting():
-    for args, said in ((["--accuracy", "--burst", "max_seconds=0"],
-                        "--burst: max_seconds: Input should be greater than 0"),
-                       (["--accuracy", "--burst", "speed=3"], "--burst: bad setting 'speed=3'"),
-                       (["--burst", "max_seconds=10"], "apply to --accuracy only"),
-                       (["--full-window"], "apply to --accuracy only")):
+    for args, said in (
+        (
+            ["--accuracy", "--burst", "max_seconds=0"],
+            "--burst: max_seconds: Input should be greater than 0",
+        ),
+        (["--accuracy", "--burst", "speed=3"], "--burst: bad setting 'speed=3'"),
+        (["--burst", "max_seconds=10"], "apply to --accuracy only"),
+        (["--full-window"], "apply to --accuracy only"),
+    ):
         bad = CliRunner().invoke(app, ["bench", *args])
         assert bad.exit_code == 2 and said in bad.output, bad.output
 
@@ -92,13 +111,22 @@ def test_bursts_other_than_trials_run_with_their_settings_and_say_so(tmp_path, m
         return SimpleNamespace(samples_per_s=100.0)
 
     monkeypatch.setattr(accuracy, "run_burst", fake_burst)
-    monkeypatch.setattr(accuracy, "measure_steady",
-                        lambda *args, **kwargs: SimpleNamespace(samples_per_s=100.0))
-    opts = AccuracyOptions(configs=["w0"], rounds=2, steady_seconds=1, device="cpu", out_dir=tmp_path,
-                           burst={"max_seconds": "10", "warmup_steps": "100"}, full_window=True)
+    monkeypatch.setattr(
+        accuracy, "measure_steady", lambda *args, **kwargs: SimpleNamespace(samples_per_s=100.0)
+    )
+    opts = AccuracyOptions(
+        configs=["w0"],
+        rounds=2,
+        steady_seconds=1,
+        device="cpu",
+        out_dir=tmp_path,
+        burst={"max_seconds": "10", "warmup_steps": "100"},
+        full_window=True,
+    )
     report = accuracy.run_accuracy(opts, lambda line: None, "autotune bench --accuracy (test)")
-    assert len(ran) == 2 and all(s.max_seconds == 10 and s.min_seconds == 10
-                                 and s.warmup_steps == 100 for s in ran)
+    assert len(ran) == 2 and all(
+        s.max_seconds == 10 and s.min_seconds == 10 and s.warmup_steps == 100 for s in ran
+    )
     assert report.burst["full_window"] is True and report.as_trials is False
     md, _ = write_accuracy(report, tmp_path, "accuracy")
     assert "settings other than a trial's" in md.read_text()
@@ -126,7 +154,9 @@ def test_which_comes_first_alternates_round_by_round(tmp_path, monkeypatch):
     monkeypatch.setattr(accuracy, "run_burst", fake_burst)
     monkeypatch.setattr(accuracy, "measure_steady", fake_steady)
     lines: list[str] = []
-    opts = AccuracyOptions(configs=["w0"], rounds=4, steady_seconds=1, device="cpu", out_dir=tmp_path)
+    opts = AccuracyOptions(
+        configs=["w0"], rounds=4, steady_seconds=1, device="cpu", out_dir=tmp_path
+    )
     report = accuracy.run_accuracy(opts, lines.append, "autotune bench --accuracy (test)")
     assert calls == ["burst", "steady", "steady", "burst"] * 2
     row = report.rows[0]
@@ -146,8 +176,14 @@ def test_which_comes_first_alternates_round_by_round(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_accuracy_table_on_a_tiny_workload(tmp_path, monkeypatch):
     monkeypatch.setattr(workloads, "BENCH_WORKLOADS", (TINY,))
-    opts = AccuracyOptions(configs=["w0", "w2 pf2"], steady_seconds=0.3, rounds=2, settle_s=0.1,
-                           device="cpu", out_dir=tmp_path)
+    opts = AccuracyOptions(
+        configs=["w0", "w2 pf2"],
+        steady_seconds=0.3,
+        rounds=2,
+        settle_s=0.1,
+        device="cpu",
+        out_dir=tmp_path,
+    )
     lines: list[str] = []
     report = accuracy.run_accuracy(opts, lines.append, "autotune bench --accuracy (test)")
     md, js = write_accuracy(report, opts.out_dir, opts.stem)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import torch
 
+from autotune.online import registry
+from autotune.online.registry import Choice
+from autotune.space.config import LoaderConfig
 from benchmarks import online_run, online_short, workloads
 from benchmarks.online_figures import StepTimes, Way
 from benchmarks.online_grid import Ideal
 from benchmarks.options import OnlineBenchOptions
-from autotune.online import registry
-from autotune.online.registry import Choice
-from autotune.space.config import LoaderConfig
 
 CPU = torch.device("cpu")
 

@@ -2,6 +2,8 @@ import subprocess
 import sys
 
 import pytest
+from conftest import children
+from timing_fakes import FakeClock, scheduled_workload
 
 from autotune.burst import runner
 from autotune.burst.runner import BurstSettings, run_burst
@@ -10,9 +12,6 @@ from autotune.telemetry import phases
 from autotune.telemetry.host import HostSampler
 from autotune.workload import accelerator, simulated
 from autotune.workload.simulated import SimSpec, simulated_workload
-
-from conftest import children
-from timing_fakes import FakeClock, scheduled_workload
 
 
 @pytest.fixture
@@ -27,8 +26,13 @@ def clock(monkeypatch) -> FakeClock:
 def test_sleeping_step_measures_its_known_rate(cpu, clock):
     """A 20 ms step on batches of 16 can do 800 samples/s and nothing else limits it."""
     workload = simulated_workload(SimSpec(cpu_ms=0, io_ms=0, step_ms=20, batch=16, shape=(4,)))
-    result = run_burst(workload, LoaderConfig(), cpu,
-                       BurstSettings(min_steps=30, min_seconds=1.0, max_seconds=4.0), usable_cpus=2)
+    result = run_burst(
+        workload,
+        LoaderConfig(),
+        cpu,
+        BurstSettings(min_steps=30, min_seconds=1.0, max_seconds=4.0),
+        usable_cpus=2,
+    )
     assert result.samples_per_s == pytest.approx(800)
     shares = result.shares()
     assert shares["wait"] < 5
@@ -58,9 +62,13 @@ def test_prefetch_buffer_is_drained_before_timing(cpu, clock):
 
     workload = scheduled_workload(clock, batch_size=4, batch_s=4 * 0.002, step=step)
     config = LoaderConfig(num_workers=1, prefetch_factor=8)
-    result = run_burst(workload, config, cpu,
-                       BurstSettings(min_steps=10, min_seconds=0.5, max_seconds=3.0, warmup_steps=8),
-                       usable_cpus=2)
+    result = run_burst(
+        workload,
+        config,
+        cpu,
+        BurstSettings(min_steps=10, min_seconds=0.5, max_seconds=3.0, warmup_steps=8),
+        usable_cpus=2,
+    )
     # The loader's pace to within one batch of the window (a buffer counted in would add 5%).
     assert result.samples_per_s == pytest.approx(500, rel=0.02)
     assert result.samples_per_s < 500 * 1.15
@@ -68,8 +76,10 @@ def test_prefetch_buffer_is_drained_before_timing(cpu, clock):
 
 def test_workers_are_released_after_bursts(cpu, quick_burst):
     workload = simulated_workload(SimSpec(cpu_ms=0.2, step_ms=2, batch=4, shape=(4,)))
-    for config in (LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True),
-                   LoaderConfig(num_workers=3, prefetch_factor=1)):
+    for config in (
+        LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True),
+        LoaderConfig(num_workers=3, prefetch_factor=1),
+    ):
         result = run_burst(workload, config, cpu, quick_burst, usable_cpus=2)
         assert result.host.peak_workers == config.num_workers
         assert children() == []
@@ -93,8 +103,9 @@ def test_multiprocessing_helpers_are_not_counted_as_workers():
 
 def test_memory_figures_are_measured(cpu, quick_burst):
     workload = simulated_workload(SimSpec(cpu_ms=0.2, step_ms=2, batch=4, shape=(4,)))
-    result = run_burst(workload, LoaderConfig(num_workers=2, prefetch_factor=2), cpu, quick_burst,
-                       usable_cpus=2)
+    result = run_burst(
+        workload, LoaderConfig(num_workers=2, prefetch_factor=2), cpu, quick_burst, usable_cpus=2
+    )
     # Forked workers share the parent's pages: summed RSS counts them again, PSS does not.
     assert 0 < result.host.peak_pss_mib <= result.host.peak_rss_mib
     assert result.host.cpu_pct > 0

@@ -2,12 +2,11 @@ import json
 import textwrap
 
 import pytest
+from conftest import children
 from typer.testing import CliRunner
 
 import autotune
 from autotune.cli.app import app
-
-from conftest import children
 
 runner = CliRunner()
 
@@ -42,13 +41,19 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     # The recipe's rate, measured after the choice: by the record bursts, one or more.
     assert 1 <= recipe.measured.model_extra["recorded"] == recipe.measured.measurements
     run_dir = next((tmp_path / "results" / "runs").iterdir())
-    assert {p.name for p in run_dir.iterdir()} >= {"recipe.json", "trials.md", "trials.csv",
-                                                   "study.journal"}
+    assert {p.name for p in run_dir.iterdir()} >= {
+        "recipe.json",
+        "trials.md",
+        "trials.csv",
+        "study.journal",
+    }
     table = (run_dir / "trials.md").read_text()
     # Header, the 3 search trials, the re-measurements of the best few and the record burst;
     # best marked.
     extra = recipe.measured.model_extra
-    assert table.count("\n| ") == 4 + extra["remeasured"] + extra["recorded"] and "**best**" in table
+    assert (
+        table.count("\n| ") == 4 + extra["remeasured"] + extra["recorded"] and "**best**" in table
+    )
     assert "PyTorch defaults" in result.output and "report:" in result.output
     assert children() == []
 
@@ -66,12 +71,15 @@ def test_tune_a_file_factory_it_has_never_seen(tmp_path):
     assert recipe["measured"]["rate_from"] == "record"  # even a 10 s budget keeps room for it
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nope"], "unknown workload 'nope'"),
-    ([QUICK_SIM, "--device", "cuda"], "no CUDA GPU is available"),
-    ([QUICK_SIM, "--budget", "0"], "--budget: Input should be greater than 0"),
-    (["missing.py:factory"], "workload file missing.py does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope"], "unknown workload 'nope'"),
+        ([QUICK_SIM, "--device", "cuda"], "no CUDA GPU is available"),
+        ([QUICK_SIM, "--budget", "0"], "--budget: Input should be greater than 0"),
+        (["missing.py:factory"], "workload file missing.py does not exist"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
     if "cuda" in args and __import__("torch").cuda.is_available():
         pytest.skip("a GPU is present")
@@ -82,7 +90,14 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
 
 
 def test_show_and_env(tmp_path):
-    recipe = next(iter(__import__("pathlib").Path(__file__).resolve().parent.parent.glob("recipes/example-*.json")))
+    recipe = next(
+        iter(
+            __import__("pathlib")
+            .Path(__file__)
+            .resolve()
+            .parent.parent.glob("recipes/example-*.json")
+        )
+    )
     shown = runner.invoke(app, ["show", str(recipe)])
     assert shown.exit_code == 0 and "num_workers" in shown.output and "recipe.wrap" in shown.output
     bad = tmp_path / "bad.json"
@@ -97,13 +112,21 @@ def test_api_tune_returns_recipe_trials_and_loader(tmp_path):
 
     workload = load_workload(QUICK_SIM)
     # The trial cap ends the search, with room for a loaded machine's slow bursts.
-    result = autotune.tune(workload, budget_s=60, max_trials=3, results_dir=None,
-                           burst={"min_steps": 5, "min_seconds": 0.3, "max_seconds": 1.0})
+    result = autotune.tune(
+        workload,
+        budget_s=60,
+        max_trials=3,
+        results_dir=None,
+        burst={"min_steps": 5, "min_seconds": 0.3, "max_seconds": 1.0},
+    )
     searched = [t for t in result.trials if t.phase == "search"]  # then re-measurements
     assert len(searched) == 3 and result.trials[0].config == autotune.space.LoaderConfig()
     assert result.recipe.measured.baseline_samples_per_s == round(result.trials[0].samples_per_s, 2)
     loader = result.loader()
-    assert loader.batch_size == 8 and loader.num_workers == result.recipe.dataloader_kwargs()["num_workers"]
+    assert (
+        loader.batch_size == 8
+        and loader.num_workers == result.recipe.dataloader_kwargs()["num_workers"]
+    )
     assert len(next(iter(result.device_loader()))) == 2
     assert result.run_dir is None
     assert children() == []

@@ -41,7 +41,12 @@ def test_cpus_on_node_are_shared_by_the_tasks_on_the_node():
 
 def test_a_task_bound_affinity_is_not_divided_again_by_the_other_tasks():
     # IDRIS: 8 tasks per node, 8 CPUs each, Slurm binds each task to its 8 cores.
-    env = {**JOB, "SLURM_CPUS_PER_TASK": "8", "SLURM_CPUS_ON_NODE": "64", "SLURM_NTASKS_PER_NODE": "8"}
+    env = {
+        **JOB,
+        "SLURM_CPUS_PER_TASK": "8",
+        "SLURM_CPUS_ON_NODE": "64",
+        "SLURM_NTASKS_PER_NODE": "8",
+    }
     assert budget(env, affinity=8).count == 8
 
 
@@ -59,7 +64,12 @@ def test_local_world_size_divides_the_affinity_outside_slurm():
 
 
 def test_one_task_with_several_gpus_counts_one_rank_per_gpu():
-    env = {**JOB, "SLURM_CPUS_ON_NODE": "32", "SLURM_TASKS_PER_NODE": "1", "SLURM_GPUS_ON_NODE": "4"}
+    env = {
+        **JOB,
+        "SLURM_CPUS_ON_NODE": "32",
+        "SLURM_TASKS_PER_NODE": "1",
+        "SLURM_GPUS_ON_NODE": "4",
+    }
     b = budget(env, affinity=32)
     assert (b.count, b.ranks) == (8, 4)
     assert b.ranks_source.startswith("SLURM_GPUS_ON_NODE")
@@ -97,15 +107,30 @@ def test_no_slurm_no_allocation():
 
 
 def test_process_slots_differ_across_array_tasks_and_ranks():
-    slots = {process_slot({"SLURM_ARRAY_TASK_ID": str(task), "SLURM_NTASKS": "2",
-                           "SLURM_PROCID": str(rank)}) for task in range(3) for rank in range(2)}
+    slots = {
+        process_slot(
+            {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_NTASKS": "2", "SLURM_PROCID": str(rank)}
+        )
+        for task in range(3)
+        for rank in range(2)
+    }
     assert slots == set(range(6))
     assert process_slot({}) == 0
     assert process_slot({"RANK": "3", "WORLD_SIZE": "4"}) == 3
 
 
 def test_job_identity_names_the_node_and_the_array_task():
-    ident = job_identity({"SLURMD_NODENAME": "gpu07", "SLURM_JOB_ID": "10", "SLURM_ARRAY_JOB_ID": "9",
-                          "SLURM_ARRAY_TASK_ID": "1"})
-    assert ident == {"node": "gpu07", "slurm_job_id": "10", "slurm_array_job_id": "9",
-                     "slurm_array_task_id": "1"}
+    ident = job_identity(
+        {
+            "SLURMD_NODENAME": "gpu07",
+            "SLURM_JOB_ID": "10",
+            "SLURM_ARRAY_JOB_ID": "9",
+            "SLURM_ARRAY_TASK_ID": "1",
+        }
+    )
+    assert ident == {
+        "node": "gpu07",
+        "slurm_job_id": "10",
+        "slurm_array_job_id": "9",
+        "slurm_array_task_id": "1",
+    }

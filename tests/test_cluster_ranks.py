@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from autotune.burst.result import BurstResult
-from autotune.burst.ranks import backend_for, slowest, spec_factory
-from autotune.errors import OptionsError, WorkloadError
 from autotune.api import tune
+from autotune.burst.ranks import backend_for, slowest, spec_factory
+from autotune.burst.result import BurstResult
+from autotune.errors import OptionsError, WorkloadError
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.telemetry.host import HostStats
 from autotune.workload.options import WorkloadOptions
@@ -50,8 +50,15 @@ def factories(tmp_path: Path) -> Path:
 
 def run(spec: str, **options):
     opts = WorkloadOptions(device="cpu")
-    return tune(load_workload(spec, opts), workload_factory=spec_factory(spec, opts),
-                ranks_per_node=2, device="cpu", results_dir=None, burst=QUICK, **options)
+    return tune(
+        load_workload(spec, opts),
+        workload_factory=spec_factory(spec, opts),
+        ranks_per_node=2,
+        device="cpu",
+        results_dir=None,
+        burst=QUICK,
+        **options,
+    )
 
 
 def test_two_ranks_score_each_configuration_by_the_slowest(factories):
@@ -79,10 +86,27 @@ def test_more_ranks_need_a_factory():
 
 
 def _result(rate: float) -> BurstResult:
-    host = HostStats(cpu_pct=0.0, cpu_cores_used=0.0, peak_rss_mib=0.0, peak_pss_mib=0.0,
-                     peak_workers=0)
-    return BurstResult(PYTORCH_DEFAULTS, rate, 10, 80, 1.0, 0.1, 0.1, 1.2, True, 0.0, 0.0, 0.0,
-                       None, None, host, None)
+    host = HostStats(
+        cpu_pct=0.0, cpu_cores_used=0.0, peak_rss_mib=0.0, peak_pss_mib=0.0, peak_workers=0
+    )
+    return BurstResult(
+        PYTORCH_DEFAULTS,
+        rate,
+        10,
+        80,
+        1.0,
+        0.1,
+        0.1,
+        1.2,
+        True,
+        0.0,
+        0.0,
+        0.0,
+        None,
+        None,
+        host,
+        None,
+    )
 
 
 def test_slowest_picks_the_lowest_rate_and_cpu_ranks_use_gloo():

@@ -22,32 +22,60 @@ WORKLOAD = "sim:cpu_ms=0.5,step_ms=4,length=512"
 
 def tune_process(storage: Path, study: str, node: str, task: int, *extra: str) -> subprocess.Popen:
     """`autotune tune` as one array task on `node` would run it."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SLURMD_NODENAME": node,
-           "SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_ID": str(task)}
-    command = [sys.executable, "-m", "autotune", "tune", WORKLOAD, "--study", study, "--storage",
-               str(storage), "--trials", "2", "--budget", "60", "--device", "cpu",
-               "--results-dir", str(storage.parent / "runs"), *extra]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SLURMD_NODENAME": node,
+        "SLURM_ARRAY_JOB_ID": "77",
+        "SLURM_ARRAY_TASK_ID": str(task),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "autotune",
+        "tune",
+        WORKLOAD,
+        "--study",
+        study,
+        "--storage",
+        str(storage),
+        "--trials",
+        "2",
+        "--budget",
+        "60",
+        "--device",
+        "cpu",
+        "--results-dir",
+        str(storage.parent / "runs"),
+        *extra,
+    ]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 @pytest.mark.slow
 def test_report_merges_a_sweep_written_by_several_processes(tmp_path):
     storage = tmp_path / "sweep.journal"
-    procs = [tune_process(storage, "sweep/batch_size=8", "n1", 0, "--batch-size", "8"),
-             tune_process(storage, "sweep/batch_size=8", "n2", 1, "--batch-size", "8"),
-             tune_process(storage, "sweep/batch_size=16", "n3", 2, "--batch-size", "16")]
+    procs = [
+        tune_process(storage, "sweep/batch_size=8", "n1", 0, "--batch-size", "8"),
+        tune_process(storage, "sweep/batch_size=8", "n2", 1, "--batch-size", "8"),
+        tune_process(storage, "sweep/batch_size=16", "n3", 2, "--batch-size", "16"),
+    ]
     for proc in procs:
         output = proc.communicate(timeout=240)[0]
         assert proc.returncode == 0, output[-3000:]
 
     out = tmp_path / "report"
-    result = CliRunner().invoke(app, ["report", "--study", "sweep", "--storage", str(storage),
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["report", "--study", "sweep", "--storage", str(storage), "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
 
-    studies = {name: trials_of(optuna.load_study(study_name=name, storage=make_storage(storage)))
-               for name in ("sweep/batch_size=8", "sweep/batch_size=16")}
+    studies = {
+        name: trials_of(optuna.load_study(study_name=name, storage=make_storage(storage)))
+        for name in ("sweep/batch_size=8", "sweep/batch_size=16")
+    }
     # Both processes of the first point wrote into its one study, from their own nodes.
     assert {t.origin["node"] for t in studies["sweep/batch_size=8"]} == {"n1", "n2"}
     assert {t.origin["slurm_array_task_id"] for t in studies["sweep/batch_size=8"]} == {"0", "1"}
@@ -75,8 +103,9 @@ def test_report_merges_a_sweep_written_by_several_processes(tmp_path):
 def test_report_names_the_studies_it_found_when_the_name_is_wrong(tmp_path):
     storage = tmp_path / "one.journal"
     optuna.create_study(study_name="real", storage=make_storage(storage))
-    result = CliRunner().invoke(app, ["report", "--study", "typo", "--storage", str(storage),
-                                      "--out", str(tmp_path / "r")])
+    result = CliRunner().invoke(
+        app, ["report", "--study", "typo", "--storage", str(storage), "--out", str(tmp_path / "r")]
+    )
     assert result.exit_code == 2
     assert "no study 'typo'" in result.output and "real" in result.output
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from search_fakes import burst, cfg
 
 from autotune import environment
 from autotune.search.ledger import StudyLedger
@@ -20,8 +21,6 @@ from autotune.search.tuner import Tuner
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.simulated import SimSpec, simulated_workload
-
-from search_fakes import burst, cfg
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITERS = 4
@@ -36,10 +35,16 @@ def start_together(tmp_path: Path, code: str, count: int, env: dict[str, str] | 
         while not os.path.exists({str(go)!r}):
             time.sleep(0.01)
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code), str(i)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, **(env or {})})
-             for i in range(count)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", prelude + textwrap.dedent(code), str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        for i in range(count)
+    ]
     go.write_text("")
     outputs = [p.communicate(timeout=240) for p in procs]
     for p, (_out, err) in zip(procs, outputs, strict=True):
@@ -99,8 +104,12 @@ def test_tuners_sharing_a_study_never_measure_a_configuration_twice(tmp_path):
     storage = str(tmp_path / "tuned.journal")
     # Same seed everywhere, no Slurm slot: the samplers propose the same points in the same
     # order, the worst case for two processes picking the same configuration at once.
-    outputs = start_together(tmp_path, TUNER.format(storage=storage, trials=TRIALS_EACH), WRITERS,
-                             env={"SLURM_ARRAY_TASK_ID": "", "SLURM_PROCID": "", "RANK": ""})
+    outputs = start_together(
+        tmp_path,
+        TUNER.format(storage=storage, trials=TRIALS_EACH),
+        WRITERS,
+        env={"SLURM_ARRAY_TASK_ID": "", "SLURM_PROCID": "", "RANK": ""},
+    )
     runs = [json.loads(out.strip().splitlines()[-1]) for out in outputs]
     own = [LoaderConfig(**c) for run in runs for c in run["configs"]]
     study = open_study(seed=0, storage=storage, study_name="tuned")
@@ -163,11 +172,22 @@ def _stuck_tuner(max_trials: int | None, monkeypatch) -> Tuner:
     ever proposes w1 pf2, and whose bursts are fakes, each faster than the last."""
     monkeypatch.setattr(environment, "collect", lambda *args, **kwargs: {})  # imports: seconds
     workload = simulated_workload(SimSpec(cpu_ms=0, step_ms=1, batch=4, shape=(4,), length=64))
-    tuner = Tuner(workload, TuneOptions(budget_s=600, max_trials=max_trials, results_dir=None,
-                                        max_workers=1, device="cpu", ram_budget_mib=1e6))
+    tuner = Tuner(
+        workload,
+        TuneOptions(
+            budget_s=600,
+            max_trials=max_trials,
+            results_dir=None,
+            max_workers=1,
+            device="cpu",
+            ram_budget_mib=1e6,
+        ),
+    )
     tuner.study.sampler = StuckSampler(tuner.space.params(cfg(1)))
     rates = iter(range(100, 10_000, 10))
-    tuner.bursts.measure = lambda config, max_seconds=None, on_progress=None, full_window=False: burst(config, next(rates))
+    tuner.bursts.measure = lambda config, max_seconds=None, on_progress=None, full_window=False: (
+        burst(config, next(rates))
+    )
     return tuner
 
 
@@ -181,8 +201,9 @@ def test_a_sampler_that_repeats_itself_falls_back_to_unmeasured_points(cap, monk
     assert configs[:2] == [PYTORCH_DEFAULTS, cfg(1)]  # the defaults, then the sampler's point
     # Then the untaken points nearest the best so far (the last measured): one knob changed first.
     assert configs[2] == cfg(1, 1)
-    assert tuner.stop_reason == (f"{cap} trials (--trials)" if cap
-                                 else "every configuration is measured or being measured")
+    assert tuner.stop_reason == (
+        f"{cap} trials (--trials)" if cap else "every configuration is measured or being measured"
+    )
     trials = tuner.study.get_trials(deepcopy=False)
     complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert len(complete) == len(configs) and all(ATTR_CONFIG in t.user_attrs for t in complete)

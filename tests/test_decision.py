@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from search_fakes import burst
 
 from autotune.decision import cost as cost_module
 from autotune.decision import rate as rate_module
@@ -19,7 +20,6 @@ from autotune.search.search_range import SearchRange
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
-from search_fakes import burst
 
 
 def test_a_rate_is_the_work_over_the_time_not_a_mean_of_rates():
@@ -44,7 +44,9 @@ def test_one_cost_order_with_the_measured_ram_between_prefetch_and_pinning():
     pinned_lean = cost(small, 500.0)
     unpinned_fat = cost(LoaderConfig(num_workers=2, prefetch_factor=2), 900.0)
     assert pinned_lean < unpinned_fat  # RAM ranks before pinning
-    assert cost(LoaderConfig(num_workers=1, prefetch_factor=8), 4000.0) < pinned_lean  # workers first
+    assert (
+        cost(LoaderConfig(num_workers=1, prefetch_factor=8), 4000.0) < pinned_lean
+    )  # workers first
     assert cost(small, None) == cost(small, 0.4)  # unmeasured RAM compares as equal
     assert cost(small, 500.4) == cost(small, 499.6)  # whole MiB: finer is jitter
 
@@ -65,24 +67,36 @@ def test_both_callers_read_the_one_core():
 
 
 def _evidence(**given) -> Evidence:
-    base = dict(label="w8 pf2", workers=8, rate=1000.0, rate_by_workers={4: 600.0, 8: 1000.0},
-                wait_share=0.3, computes=None)
+    base = dict(
+        label="w8 pf2",
+        workers=8,
+        rate=1000.0,
+        rate_by_workers={4: 600.0, 8: 1000.0},
+        wait_share=0.3,
+        computes=None,
+    )
     return Evidence(**{**base, **given})
 
 
 def test_the_range_grows_by_half_while_the_evidence_says_more_workers_pay():
     r = WorkerRange.of(8, None)
     assert r.grow(_evidence()) and (r.top, r.grown_from, r.stop) == (12, 8, None)
-    assert not r.grow(_evidence(workers=8)) and r.stop == "the best has 8 workers, below the range's top of 12"
+    assert (
+        not r.grow(_evidence(workers=8))
+        and r.stop == "the best has 8 workers, below the range's top of 12"
+    )
     assert r.why_stopped(8, "w8 pf2", starved=True) == r.stop
 
 
-@pytest.mark.parametrize("given, why", [
-    (dict(rate_by_workers={8: 1000.0, 12: 900.0}), "the rate fell past the best's 8 workers"),
-    (dict(wait_share=0.01), "waits for data 1% of the step"),
-    (dict(wait_share=None), "waits for data n/a of the step"),
-    (dict(computes="busy CPUs", rate_by_workers={4: 980.0, 8: 1000.0}), "busy CPUs"),
-])
+@pytest.mark.parametrize(
+    "given, why",
+    [
+        (dict(rate_by_workers={8: 1000.0, 12: 900.0}), "the rate fell past the best's 8 workers"),
+        (dict(wait_share=0.01), "waits for data 1% of the step"),
+        (dict(wait_share=None), "waits for data n/a of the step"),
+        (dict(computes="busy CPUs", rate_by_workers={4: 980.0, 8: 1000.0}), "busy CPUs"),
+    ],
+)
 def test_the_range_stops_on_the_same_rules_for_both_callers(given, why):
     assert why in growth_stop(_evidence(**given), 8)
 

@@ -28,7 +28,9 @@ def test_cpu_heavy_items_with_a_fast_step_are_input_bound():
 
 
 def test_slow_sleeping_step_with_cheap_items_is_device_bound():
-    d, result = _verdict("cpu_ms=0.05,step_ms=40,batch=8", LoaderConfig(num_workers=1, prefetch_factor=2))
+    d, result = _verdict(
+        "cpu_ms=0.05,step_ms=40,batch=8", LoaderConfig(num_workers=1, prefetch_factor=2)
+    )
     assert d.bottleneck == "device", d.reason
     assert result.device_busy_s is not None
     assert d.verdict.evidence.split.copy_pct is None  # CPU run: no copy, and not shown as 0
@@ -36,8 +38,9 @@ def test_slow_sleeping_step_with_cheap_items_is_device_bound():
 
 def test_main_thread_work_in_the_step_is_host_bound():
     # 25 ms of main-thread CPU per step before a 2 ms emulated device step.
-    d, _ = _verdict("cpu_ms=0.05,step_ms=2,host_ms=25,batch=8",
-                    LoaderConfig(num_workers=1, prefetch_factor=2))
+    d, _ = _verdict(
+        "cpu_ms=0.05,step_ms=2,host_ms=25,batch=8", LoaderConfig(num_workers=1, prefetch_factor=2)
+    )
     assert d.bottleneck == "host", d.reason
 
 

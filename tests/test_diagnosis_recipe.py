@@ -10,14 +10,19 @@ from autotune.diagnosis import Context, explain
 from autotune.errors import RecipeError
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import load_recipe
-from autotune.search.trial import TrialStatus, TrialRecord
+from autotune.search.trial import TrialRecord, TrialStatus
 
 
 def _recipe():
     result = burst(wait=0.8, compute=0.2, busy=0.2)
-    d = explain(result, [TrialRecord(0, result.config, TrialStatus.OK, result=result)], Context(usable_cpus=2))
-    return build_recipe(result, None, {"name": "fake"}, torch.device("cpu"),
-                        diagnosis=d.to_record()), d
+    d = explain(
+        result,
+        [TrialRecord(0, result.config, TrialStatus.OK, result=result)],
+        Context(usable_cpus=2),
+    )
+    return build_recipe(
+        result, None, {"name": "fake"}, torch.device("cpu"), diagnosis=d.to_record()
+    ), d
 
 
 def test_recipe_diagnosis_round_trip(tmp_path):

@@ -3,8 +3,8 @@
 import pytest
 from fakes import burst
 
-from autotune.diagnosis import KnownCeilings, Context, diagnose, explain, split_step
-from autotune.search.trial import TrialStatus, TrialRecord
+from autotune.diagnosis import Context, KnownCeilings, diagnose, explain, split_step
+from autotune.search.trial import TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 
 CPU2 = Context(usable_cpus=2, max_workers=8)
@@ -21,8 +21,9 @@ def test_split_adds_up_and_copy_is_none_on_cpu():
 def test_split_with_cuda_evidence_counts_a_queued_copy_as_compute():
     # 30% of wall time in the copy phase, of which the device spent 10% copying: the rest was a
     # synchronous copy waiting behind the previous step's kernels.
-    split = split_step(burst(wait=0.1, copy=0.3, compute=0.5, device_copy=0.1, device_compute=0.5,
-                             gpu_util=95.0))
+    split = split_step(
+        burst(wait=0.1, copy=0.3, compute=0.5, device_copy=0.1, device_compute=0.5, gpu_util=95.0)
+    )
     assert split.copy_pct == pytest.approx(10)
     assert split.compute_pct == pytest.approx(70)
     assert sum(split.pcts().values()) == pytest.approx(100)
@@ -48,23 +49,35 @@ def test_host_bound_when_step_time_is_host_work_not_device_work():
 
 
 def test_transfer_bound_on_fake_cuda_evidence():
-    d = diagnose(burst(wait=0.05, copy=0.6, compute=0.3, device_copy=0.55, device_compute=0.3,
-                       gpu_util=30.0), CPU2)
+    d = diagnose(
+        burst(
+            wait=0.05, copy=0.6, compute=0.3, device_copy=0.55, device_compute=0.3, gpu_util=30.0
+        ),
+        CPU2,
+    )
     assert d.bottleneck == "transfer"
     assert d.verdict.evidence.split.copy_pct == pytest.approx(55)
 
 
 def test_host_bound_on_fake_cuda_evidence_low_gpu_utilization():
     # Kernel-launch overhead: the host sits in step() 85% of the time, the GPU runs kernels 25%.
-    d = diagnose(burst(wait=0.05, copy=0.02, compute=0.85, device_copy=0.02, device_compute=0.8,
-                       gpu_util=25.0), CPU2)
+    d = diagnose(
+        burst(
+            wait=0.05, copy=0.02, compute=0.85, device_copy=0.02, device_compute=0.8, gpu_util=25.0
+        ),
+        CPU2,
+    )
     assert d.bottleneck == "host"
     assert d.to_record()["evidence"]["gpu_util_pct"] == 25.0
 
 
 def test_device_bound_on_fake_cuda_evidence_high_gpu_utilization():
-    d = diagnose(burst(wait=0.05, copy=0.02, compute=0.9, device_copy=0.02, device_compute=0.9,
-                       gpu_util=97.0), CPU2)
+    d = diagnose(
+        burst(
+            wait=0.05, copy=0.02, compute=0.9, device_copy=0.02, device_compute=0.9, gpu_util=97.0
+        ),
+        CPU2,
+    )
     assert d.bottleneck == "device"
 
 
@@ -76,15 +89,24 @@ def test_a_device_busy_half_the_step_is_held_back_by_its_idling():
 
 def test_a_reached_ceiling_decides():
     result = burst(wait=0.45, compute=0.50, busy=0.50, rate=950.0)
-    with_device_ceiling = Context(usable_cpus=2, ceilings=KnownCeilings(device_samples_per_s=1000.0))
+    with_device_ceiling = Context(
+        usable_cpus=2, ceilings=KnownCeilings(device_samples_per_s=1000.0)
+    )
     assert diagnose(result, with_device_ceiling).bottleneck == "device"
-    with_loader_ceiling = Context(usable_cpus=2, ceilings=KnownCeilings(loader_samples_per_s=1000.0))
+    with_loader_ceiling = Context(
+        usable_cpus=2, ceilings=KnownCeilings(loader_samples_per_s=1000.0)
+    )
     assert diagnose(result, with_loader_ceiling).bottleneck == "input"
-    assert KnownCeilings.from_measured({"loader_ceiling_samples_per_s": 1000.0}).loader_samples_per_s == 1000.0
+    assert (
+        KnownCeilings.from_measured({"loader_ceiling_samples_per_s": 1000.0}).loader_samples_per_s
+        == 1000.0
+    )
 
 
 def _trial(number, config, rate, result=None):
-    return TrialRecord(number, config, TrialStatus.OK, result=result or burst(config=config, rate=rate))
+    return TrialRecord(
+        number, config, TrialStatus.OK, result=result or burst(config=config, rate=rate)
+    )
 
 
 def test_input_advice_when_cpu_saturated_cites_workers_cpus_and_ceiling():
@@ -109,8 +131,9 @@ def test_input_advice_names_other_processes_holding_the_cpus():
 def test_transfer_advice_cites_measured_pin_memory_instead_of_assuming_it():
     off = LoaderConfig(num_workers=4, prefetch_factor=2)
     on = LoaderConfig(num_workers=4, prefetch_factor=2, pin_memory=True)
-    result = burst(wait=0.05, copy=0.6, compute=0.3, device_copy=0.55, gpu_util=30.0, config=on,
-                   rate=900.0)
+    result = burst(
+        wait=0.05, copy=0.6, compute=0.3, device_copy=0.55, gpu_util=30.0, config=on, rate=900.0
+    )
     trials = [_trial(0, off, 1000.0), _trial(1, on, 900.0, result)]
     text = " ".join(explain(result, trials, CPU2).recommendations)
     assert "pin_memory=True measured 10% slower than without it (1 pair of trials)" in text

@@ -4,6 +4,7 @@ recipe and online-options field, and the README keeps its promises (the two quic
 CI runs, and a results table generated from the committed results)."""
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,27 +22,43 @@ import model_ref  # noqa: E402
 import pages  # noqa: E402
 import readme  # noqa: E402
 
-QUICK_START = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e . && autotune tune")
-TESTS = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest")
+QUICK_START = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && autotune tune"
+TESTS = (
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest"
+)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
-                    reason="the docs extra is not installed: pip install -e '.[docs]'")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
+    reason="the docs extra is not installed: pip install -e '.[docs]'",
+)
 def test_the_site_builds_strict(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=180,
-                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-4000:]
-    for page in ("index.html", "reference/cli/index.html", "reference/recipe/index.html",
-                 "reference/online-options/index.html", "reference/python-api/index.html",
-                 "benchmarks/offline/index.html"):
+    for page in (
+        "index.html",
+        "reference/cli/index.html",
+        "reference/recipe/index.html",
+        "reference/online-options/index.html",
+        "reference/python-api/index.html",
+        "benchmarks/offline/index.html",
+    ):
         assert (tmp_path / "site" / page).is_file(), page
 
 
 def _help_options(command: str) -> set[str]:
     """The options `--help` lists: the flags at the start of its option rows (not those its
     descriptions mention, such as the `autotune tune` options `--tune-args` passes on)."""
-    out = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"}).output
+    out = (
+        CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"}).output
+    )
     found = set()
     for line in out.splitlines():
         row = line.strip("│ ").lstrip("* ")
@@ -88,7 +105,8 @@ def test_the_readme_results_table_is_the_generated_one():
 def test_the_committed_page_is_the_generated_one(page):
     committed = ROOT / "docs" / page
     assert committed.is_file() and committed.read_text() == pages.expected()[page], (
-        f"docs/{page} differs from what the code generates: run `{pages.COMMAND}` and commit it")
+        f"docs/{page} differs from what the code generates: run `{pages.COMMAND}` and commit it"
+    )
 
 
 # [text](target) and [text]: target, outside code spans and fenced blocks.

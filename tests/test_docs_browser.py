@@ -21,9 +21,13 @@ sys.path.insert(0, str(ROOT / "docs" / "gen"))
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="playwright is not installed"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("playwright") is None, reason="playwright is not installed"
+    ),
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine"),
-    pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="the docs extra is not installed"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("mkdocs") is None, reason="the docs extra is not installed"
+    ),
     pytest.mark.slow,
 ]
 
@@ -36,8 +40,13 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
-                   check=True, capture_output=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     handler = functools.partial(_Quiet, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -51,9 +60,17 @@ def page():
 
     with sync_playwright() as pw:
         # The flags keep Chromium off the network this machine does not have.
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
         errors: list[str] = []
         tab.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -66,12 +83,14 @@ def _nav_links(tab) -> list[tuple[str, str]]:
     """The primary navigation's page links, as (absolute URL, label)."""
     return tab.eval_on_selector_all(
         "nav.md-nav--primary a.md-nav__link[href]",
-        "els => els.map(e => [e.href, e.textContent.trim()]).filter(([h, _]) => !h.includes('#'))")
+        "els => els.map(e => [e.href, e.textContent.trim()]).filter(([h, _]) => !h.includes('#'))",
+    )
 
 
 def _sections(tab) -> dict[str, str]:
     """The rendered text under each h2 of the article, by the heading's text."""
-    return dict(tab.evaluate("""() => {
+    return dict(
+        tab.evaluate("""() => {
         const out = []; let cur = null;
         for (const el of document.querySelector('article').children) {
             if (el.tagName === 'H2') {
@@ -80,19 +99,25 @@ def _sections(tab) -> dict[str, str]:
             else if (cur) { cur[1] += el.innerText + '\\n'; }
         }
         return out;
-    }"""))
+    }""")
+    )
 
 
 def test_every_page_in_the_navigation_renders_and_is_reached_by_clicking(site, page):
     page.goto(site)
     links = dict(_nav_links(page))
-    assert len(links) >= 20, links  # home, getting started, 6 guides, 4 references, 5 notes, 6 benchmarks, changelog
+    assert len(links) >= 20, (
+        links
+    )  # home, getting started, 6 guides, 4 references, 5 notes, 6 benchmarks, changelog
     for url, label in links.items():
         page.goto(site)
         # Click the link as a reader would (a desktop-wide window shows every section's links);
         # found by its target, since two pages may share a label ("Online tuning").
-        link = next(a for a in page.locator("nav.md-nav--primary a.md-nav__link[href]").all()
-                    if a.evaluate("e => e.href") == url)
+        link = next(
+            a
+            for a in page.locator("nav.md-nav--primary a.md-nav__link[href]").all()
+            if a.evaluate("e => e.href") == url
+        )
         with page.expect_navigation():
             link.click()
         assert page.url.rstrip("/") == url.rstrip("/"), label

@@ -4,6 +4,7 @@ timed where an epoch is too short for a window inside it. Bursts run on a fake c
 from __future__ import annotations
 
 import pytest
+from timing_fakes import FakeClock, scheduled_workload
 
 from autotune.burst import pacing, runner
 from autotune.burst.epoch import EpochLength, epoch_rate, whole_epoch_cost
@@ -12,7 +13,6 @@ from autotune.burst.runner import BurstSettings, run_burst
 from autotune.burst.window import Mark
 from autotune.space.config import LoaderConfig
 from autotune.telemetry import phases
-from timing_fakes import FakeClock, scheduled_workload
 
 
 @pytest.fixture
@@ -31,9 +31,13 @@ def test_the_middle_lies_between_the_refill_and_the_tail():
     assert place.holds_window(11) and not place.holds_window(12)
 
 
-@pytest.mark.parametrize("batches,depth,room", [(b, d, r) for b in (1, 5, 20, 30) for d in (0, 2, 10)
-                                                for r in (0, 8, 10)])
-def test_a_middle_holds_the_window_exactly_where_a_batch_has_room_before_the_tail(batches, depth, room):
+@pytest.mark.parametrize(
+    "batches,depth,room",
+    [(b, d, r) for b in (1, 5, 20, 30) for d in (0, 2, 10) for r in (0, 8, 10)],
+)
+def test_a_middle_holds_the_window_exactly_where_a_batch_has_room_before_the_tail(
+    batches, depth, room
+):
     place = EpochPlace(batches, depth)
     assert place.holds_window(room) == any(place.middle(p, room) for p in range(batches))
 
@@ -72,17 +76,30 @@ def test_whole_epochs_split_into_a_steady_rate_and_a_boundary_cost():
     cost = whole_epoch_cost(whole, length)
     assert cost.samples_per_s == 800.0  # the measured rate stands
     assert cost.restart_cost_s == pytest.approx(0.04)
-    assert epoch_rate(cost.steady_samples_per_s, length, cost.restart_cost_s) == pytest.approx(800.0)
+    assert epoch_rate(cost.steady_samples_per_s, length, cost.restart_cost_s) == pytest.approx(
+        800.0
+    )
 
 
 def test_an_epoch_too_short_for_a_window_is_measured_whole(cpu, clock):
     # One worker, one batch ahead: each batch takes 30 ms, the 1 ms step overlaps the next load,
     # and each iter() starts the worker 0.2 s late. An epoch of 3 batches then takes
     # 0.2 + 3 x 0.03 + 0.001 s, its boundary step 0.2 + 0.03 + 0.001 s against 0.03 s inside.
-    workload = scheduled_workload(clock, batch_size=8, batch_s=0.03, epoch_batches=3,
-                                  restart_s=0.2, step=lambda _batch: clock.sleep(0.001))
-    result = run_burst(workload, LoaderConfig(num_workers=1, prefetch_factor=1), cpu,
-                       BurstSettings(min_steps=4, min_seconds=0.5, max_seconds=5.0), usable_cpus=2)
+    workload = scheduled_workload(
+        clock,
+        batch_size=8,
+        batch_s=0.03,
+        epoch_batches=3,
+        restart_s=0.2,
+        step=lambda _batch: clock.sleep(0.001),
+    )
+    result = run_burst(
+        workload,
+        LoaderConfig(num_workers=1, prefetch_factor=1),
+        cpu,
+        BurstSettings(min_steps=4, min_seconds=0.5, max_seconds=5.0),
+        usable_cpus=2,
+    )
     epoch_s = 0.2 + 3 * 0.03 + 0.001
     assert result.samples_per_s == pytest.approx(3 * 8 / epoch_s)
     assert result.restart_cost_s == pytest.approx(0.201)
@@ -100,8 +117,13 @@ def test_a_window_in_a_long_epoch_ends_before_the_tail(cpu, clock):
         clock.sleep(0.001 if len(steps) < 12 else 0.02)
 
     workload = scheduled_workload(clock, batch_size=8, batch_s=0.005, epoch_batches=60, step=step)
-    result = run_burst(workload, LoaderConfig(num_workers=1, prefetch_factor=2), cpu,
-                       BurstSettings(min_steps=8, min_seconds=0.1, max_seconds=5.0), usable_cpus=2)
+    result = run_burst(
+        workload,
+        LoaderConfig(num_workers=1, prefetch_factor=2),
+        cpu,
+        BurstSettings(min_steps=8, min_seconds=0.1, max_seconds=5.0),
+        usable_cpus=2,
+    )
     assert result.window_epochs == 0
     assert not result.steady
     assert len(steps) == 60 - 2  # warm-up, settle and window: up to the tail's first batch
@@ -125,8 +147,13 @@ def test_a_window_that_wants_more_than_the_middle_ends_before_the_tail_if_no_epo
         clock.sleep(0.001)
 
     workload = scheduled_workload(clock, batch_size=8, batch_s=0.01, epoch_batches=100, step=step)
-    result = run_burst(workload, LoaderConfig(num_workers=1, prefetch_factor=2), cpu,
-                       BurstSettings(min_steps=8, min_seconds=1.2, max_seconds=1.2), usable_cpus=2)
+    result = run_burst(
+        workload,
+        LoaderConfig(num_workers=1, prefetch_factor=2),
+        cpu,
+        BurstSettings(min_steps=8, min_seconds=1.2, max_seconds=1.2),
+        usable_cpus=2,
+    )
     assert result.window_epochs == 0
     assert len(steps) == 100 - 2
     assert result.samples_per_s == pytest.approx(8 / 0.01)

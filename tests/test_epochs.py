@@ -8,12 +8,20 @@ from dataclasses import replace
 
 import optuna
 import pytest
+from fakes import burst
+from timing_fakes import FakeClock
 from torch.utils.data import DataLoader, IterableDataset
 
 import autotune.burst.pacing as pacing_module
 import autotune.workload.simulated as simulated_module
-from autotune.burst.epoch import (EpochLength, epoch_cost, epoch_length, epoch_rate,
-                                  restart_cost_s, steady_rate)
+from autotune.burst.epoch import (
+    EpochLength,
+    epoch_cost,
+    epoch_length,
+    epoch_rate,
+    restart_cost_s,
+    steady_rate,
+)
 from autotune.burst.pacing import refill_s
 from autotune.burst.runner import with_epochs
 from autotune.diagnosis.epochs import epoch_advice
@@ -26,8 +34,6 @@ from autotune.search.trial import TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.simulated import SimSpec, SimulatedDataset
-from fakes import burst
-from timing_fakes import FakeClock
 
 NP = LoaderConfig(num_workers=4, prefetch_factor=2)
 PERSIST = replace(NP, persistent_workers=True)
@@ -52,8 +58,9 @@ def test_a_window_that_crossed_a_boundary_has_it_taken_out_before_it_is_added_ba
     assert steady_rate(800.0, 2.0, 0, 0.4) == 800.0
     cost = epoch_cost(800.0, 2.0, 1, 0.416, 16, EpochLength(250, 4000))
     assert cost.steady_samples_per_s > 800.0
-    assert cost.samples_per_s == pytest.approx(4000 / (4000 / cost.steady_samples_per_s
-                                                       + cost.restart_cost_s))
+    assert cost.samples_per_s == pytest.approx(
+        4000 / (4000 / cost.steady_samples_per_s + cost.restart_cost_s)
+    )
 
 
 def test_epoch_length_is_the_loaders_batches_and_at_most_the_datasets_items():
@@ -99,8 +106,16 @@ class _PersistentLoader:
 
     def __init__(self, clock: FakeClock, done_at: float, first_s: float):
         queue = _Queue(clock, done_at)
-        self._iterator = type("It", (), {"_task_info": {}, "_data_queue": queue,
-                                         "_worker_result_queue": queue, "_tasks_outstanding": 2})()
+        self._iterator = type(
+            "It",
+            (),
+            {
+                "_task_info": {},
+                "_data_queue": queue,
+                "_worker_result_queue": queue,
+                "_tasks_outstanding": 2,
+            },
+        )()
         self.clock, self.first_s, self.started = clock, first_s, None
 
     def __iter__(self):
@@ -114,7 +129,9 @@ def test_a_persistent_refill_starts_from_idle_workers_and_times_the_first_batch(
     loader = _PersistentLoader(clock, done_at=0.3, first_s=0.05)
     assert refill_s(loader, limit_s=1.0) == pytest.approx(0.05)
     assert loader.started >= 0.3  # the tasks in flight finished first, as at a real epoch end
-    late = _PersistentLoader(FakeClock().install(monkeypatch, pacing_module), done_at=9.0, first_s=0.05)
+    late = _PersistentLoader(
+        FakeClock().install(monkeypatch, pacing_module), done_at=9.0, first_s=0.05
+    )
     refill_s(late, limit_s=1.0)
     assert late.started == pytest.approx(1.0, abs=0.01)  # waited no longer than the limit
 
@@ -129,12 +146,19 @@ def test_the_simulated_start_up_is_paid_once_per_process_and_stragglers_wait_lon
     data._opened_in = -1  # a forked worker: a process that has not opened the files
     data[2]
     assert clock.now == pytest.approx(4.003)
-    assert data.io_seconds(39) == pytest.approx(0.010) and data.io_seconds(40) == pytest.approx(0.001)
+    assert data.io_seconds(39) == pytest.approx(0.010) and data.io_seconds(40) == pytest.approx(
+        0.001
+    )
 
 
 def test_sim_spec_takes_the_epoch_parameters_and_names_a_bad_one():
     spec = SimSpec.parse("io_ms=1,length=600,open_ms=2000,straggle_every=40,straggle_x=8")
-    assert (spec.length, spec.open_ms, spec.straggle_every, spec.straggle_x) == (600, 2000.0, 40, 8.0)
+    assert (spec.length, spec.open_ms, spec.straggle_every, spec.straggle_x) == (
+        600,
+        2000.0,
+        40,
+        8.0,
+    )
     assert spec.extras() == {"open_ms": 2000.0, "straggle_every": 40, "straggle_x": 8.0}
     with pytest.raises(WorkloadError, match="straggle_x >= 1"):
         SimSpec.parse("straggle_x=0.5")
@@ -143,8 +167,11 @@ def test_sim_spec_takes_the_epoch_parameters_and_names_a_bad_one():
 
 
 def _with_restart(config: LoaderConfig, rate: float, cost: float) -> TrialRecord:
-    result = with_epochs(burst(window=1.0, steps=100, rate=1600.0, config=config),
-                         cost + 0.01, EpochLength(300, 4800))
+    result = with_epochs(
+        burst(window=1.0, steps=100, rate=1600.0, config=config),
+        cost + 0.01,
+        EpochLength(300, 4800),
+    )
     return TrialRecord(0, config, TrialStatus.OK, result=replace(result, samples_per_s=rate))
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from fakes import burst
+from search_fakes import cfg, trials
+from timing_fakes import FakeClock
 from torch.utils.data import Dataset, IterableDataset, TensorDataset
 
 from autotune.diagnosis import Context, explain
@@ -23,9 +26,6 @@ from autotune.space.space import SearchSpace
 from autotune.workload.base import Workload
 from autotune.workload.in_memory import BulkTensorDataset, MemSpec, in_memory_workload
 from autotune.workload.spec import load_workload
-from fakes import burst
-from search_fakes import cfg, trials
-from timing_fakes import FakeClock
 
 CPU_SPACE = SearchSpace(max_workers=8, cuda=False, channels_last_ok=False)
 
@@ -124,7 +124,10 @@ def test_a_random_split_of_a_tensor_dataset_is_looked_through():
     assert probe.batched_way == BatchedWay.SLICING and probe.batched is not None
     assert probe.used is probe.per_item
     bulk = BulkTensorDataset(*dataset.tensors)  # a Subset of it fetches with its __getitems__
-    assert measure_fetch(_workload(random_split(bulk, [24, 8])[0], 8)).batched_way == BatchedWay.GETITEMS
+    assert (
+        measure_fetch(_workload(random_split(bulk, [24, 8])[0], 8)).batched_way
+        == BatchedWay.GETITEMS
+    )
 
 
 def test_bulk_tensor_dataset_has_getitems_giving_the_per_item_batch():
@@ -162,8 +165,14 @@ def test_best_of_keeps_the_fastest_and_stops_when_its_time_is_spent(monkeypatch)
     assert len(calls) == 10  # repeated until 10 ms had been spent
 
 
-def _probe(per_item_ms: float, batched_ms: float | None = None, way: BatchedWay | None = None,
-           receive: float | None = None, items: int = 100, on_cpu: float = 1.0) -> FetchProbe:
+def _probe(
+    per_item_ms: float,
+    batched_ms: float | None = None,
+    way: BatchedWay | None = None,
+    receive: float | None = None,
+    items: int = 100,
+    on_cpu: float = 1.0,
+) -> FetchProbe:
     def timing(ms):
         return None if ms is None else Timing(ms * items / 1000, on_cpu * ms * items / 1000)
 
@@ -201,7 +210,9 @@ def test_bulk_line_recommends_batched_fetching_only_where_per_item_calls_dominat
 
 
 def test_ms_text_switches_to_microseconds_below_a_tenth_of_a_millisecond():
-    assert ms_text(9.682) == "9.68 ms" and ms_text(0.0537) == "54 us" and ms_text(0.0023) == "2.3 us"
+    assert (
+        ms_text(9.682) == "9.68 ms" and ms_text(0.0537) == "54 us" and ms_text(0.0023) == "2.3 us"
+    )
 
 
 def test_w0_tuned_on_an_in_memory_dataset_says_why_instead_of_asking_for_workers():
@@ -210,7 +221,9 @@ def test_w0_tuned_on_an_in_memory_dataset_says_why_instead_of_asking_for_workers
     result = burst(config=PYTORCH_DEFAULTS, wait=0.3, compute=0.7, rate=1000.0)
     advice = explain(result, measured, Context(usable_cpus=2, fetch=fetch)).recommendations
     assert not any("use worker processes" in line for line in advice)
-    assert any(line.startswith("num_workers=0 because the items come from memory") for line in advice)
+    assert any(
+        line.startswith("num_workers=0 because the items come from memory") for line in advice
+    )
     assert any(line.startswith("measured here: per-item calls take 95%") for line in advice)
     # Where workers did measure faster, the defaults' advice still asks for them.
     faster = trials((cfg(0), 500.0), (cfg(2), 1000.0))
@@ -223,10 +236,19 @@ def test_w0_tuned_on_an_in_memory_dataset_says_why_instead_of_asking_for_workers
 def test_workers_count_as_faster_by_their_mean_not_their_luckiest_burst():
     from autotune.diagnosis.effects import mean_rate_by_workers, workers_measured_faster
 
-    measured = trials((cfg(0), 1000.0), (cfg(0), 1000.0), (cfg(2), 1100.0), (cfg(2), 950.0),
-                      (cfg(2), 960.0), (cfg(3), 990.0))
-    assert mean_rate_by_workers(measured) == {0: 1000.0, 2: pytest.approx(1003.33, abs=0.01),
-                                              3: 990.0}
+    measured = trials(
+        (cfg(0), 1000.0),
+        (cfg(0), 1000.0),
+        (cfg(2), 1100.0),
+        (cfg(2), 950.0),
+        (cfg(2), 960.0),
+        (cfg(3), 990.0),
+    )
+    assert mean_rate_by_workers(measured) == {
+        0: 1000.0,
+        2: pytest.approx(1003.33, abs=0.01),
+        3: 990.0,
+    }
     assert workers_measured_faster(measured, 0.03) is False
     assert workers_measured_faster(measured + trials((cfg(4), 1040.0)), 0.03) is True
     assert workers_measured_faster(trials((cfg(0), 1000.0)), 0.03) is None

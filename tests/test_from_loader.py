@@ -32,7 +32,9 @@ class NeedsWorkerInit(Dataset):
     def __getitem__(self, i: int) -> torch.Tensor:
         in_worker = torch.utils.data.get_worker_info() is not None
         if in_worker and not _READY["opened"]:
-            raise RuntimeError(f"worker {os.getpid()} read item {i} before worker_init_fn opened its shard")
+            raise RuntimeError(
+                f"worker {os.getpid()} read item {i} before worker_init_fn opened its shard"
+            )
         return torch.tensor([float(i)])
 
 
@@ -53,8 +55,12 @@ def test_the_worker_init_fn_runs_in_every_worker_of_a_tuned_loader():
     assert workload.batch_size == 8 and workload.worker_init_fn is open_shard
     loader = workload.make_loader(LoaderConfig(num_workers=2, prefetch_factor=4))
     assert sum(len(b) for b in loader) == 64
-    result = run_burst(workload, LoaderConfig(num_workers=2), CPU,
-                       BurstSettings(min_steps=4, min_seconds=0.05, max_seconds=0.5, warmup_steps=1))
+    result = run_burst(
+        workload,
+        LoaderConfig(num_workers=2),
+        CPU,
+        BurstSettings(min_steps=4, min_seconds=0.05, max_seconds=0.5, warmup_steps=1),
+    )
     assert result.samples > 0 and result.samples_per_s > 0  # a failing item would have raised
 
 
@@ -63,9 +69,14 @@ def test_generator_sampler_collate_and_drop_last_are_kept():
     dataset = torch.utils.data.TensorDataset(data)
 
     def user_loader() -> DataLoader:
-        return DataLoader(dataset, batch_size=4, shuffle=True, drop_last=True,
-                          generator=torch.Generator().manual_seed(7),
-                          collate_fn=lambda items: (torch.stack([x for (x,) in items]), len(items)))
+        return DataLoader(
+            dataset,
+            batch_size=4,
+            shuffle=True,
+            drop_last=True,
+            generator=torch.Generator().manual_seed(7),
+            collate_fn=lambda items: (torch.stack([x for (x,) in items]), len(items)),
+        )
 
     expected = _indices(user_loader())
     workload = Workload.from_loader(user_loader(), step=lambda batch: None)
@@ -105,11 +116,20 @@ def test_bad_loaders_get_one_line_errors():
 
 
 def test_recipe_dataloader_rebuilds_an_existing_loader_with_the_recipes_knobs():
-    recipe = Recipe.from_config(LoaderConfig(num_workers=2, prefetch_factor=4),
-                                measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0,
-                                          "speedup": 1.0}, workload={}, environment={})
-    user = DataLoader(NeedsWorkerInit(), batch_size=8, worker_init_fn=open_shard,
-                      generator=torch.Generator().manual_seed(3), shuffle=True, collate_fn=pairs)
+    recipe = Recipe.from_config(
+        LoaderConfig(num_workers=2, prefetch_factor=4),
+        measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0, "speedup": 1.0},
+        workload={},
+        environment={},
+    )
+    user = DataLoader(
+        NeedsWorkerInit(),
+        batch_size=8,
+        worker_init_fn=open_shard,
+        generator=torch.Generator().manual_seed(3),
+        shuffle=True,
+        collate_fn=pairs,
+    )
     tuned = recipe.dataloader(user)
     assert tuned.num_workers == 2 and tuned.prefetch_factor == 4
     assert tuned.worker_init_fn is open_shard and tuned.collate_fn is pairs

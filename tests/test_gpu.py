@@ -63,6 +63,7 @@ def test_side_stream_copy_overlaps_the_previous_steps_compute():
                 self.end.record()
                 if name == "copy":
                     copies.append((self.start, self.end))
+
         return Span()
 
     loader.phase = timed_copy
@@ -86,9 +87,12 @@ def test_side_stream_copy_overlaps_the_previous_steps_compute():
         return origin.elapsed_time(event)
 
     overlapped = sum(
-        1 for (c0, c1) in copies for (s0, s1) in steps if at(c0) < at(s1) and at(c1) > at(s0))
+        1 for (c0, c1) in copies for (s0, s1) in steps if at(c0) < at(s1) and at(c1) > at(s0)
+    )
     assert len(copies) == len(steps) == 8
-    assert overlapped >= 3, [(at(c0), at(c1)) for c0, c1 in copies] + [(at(s0), at(s1)) for s0, s1 in steps]
+    assert overlapped >= 3, [(at(c0), at(c1)) for c0, c1 in copies] + [
+        (at(s0), at(s1)) for s0, s1 in steps
+    ]
 
 
 def test_phase_clock_reads_device_time_from_cuda_events():
@@ -125,11 +129,16 @@ def test_channels_last_reaches_the_model():
     from autotune.transfer.device_loader import DeviceLoader
     from autotune.workload.model_step import ModelStep
 
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.AdaptiveAvgPool2d(1),
-                                torch.nn.Flatten(), torch.nn.Linear(8, 4))
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(8, 4),
+    )
     seen: list[bool] = []
     model[0].register_forward_pre_hook(
-        lambda _m, args: seen.append(args[0].is_contiguous(memory_format=torch.channels_last)))
+        lambda _m, args: seen.append(args[0].is_contiguous(memory_format=torch.channels_last))
+    )
     step = ModelStep(model, torch.device("cuda"), amp=True)
     batches = [(torch.randn(8, 3, 32, 32), torch.randint(0, 4, (8,))) for _ in range(3)]
     for batch in DeviceLoader(batches, "cuda", channels_last=True):
@@ -142,12 +151,25 @@ def test_device_ceiling_runs_the_step_on_the_gpu():
     from autotune.probe.device import device_ceiling
     from autotune.workload.base import Workload
 
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.AdaptiveAvgPool2d(1),
-                                torch.nn.Flatten(), torch.nn.Linear(16, 10))
-    dataset = torch.utils.data.TensorDataset(torch.randn(64, 3, 64, 64), torch.randint(0, 10, (64,)))
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(16, 10),
+    )
+    dataset = torch.utils.data.TensorDataset(
+        torch.randn(64, 3, 64, 64), torch.randint(0, 10, (64,))
+    )
     workload = Workload.from_model(dataset, model, 32, device=torch.device("cuda"), amp=True)
     batch = (torch.randn(32, 3, 64, 64), torch.randint(0, 10, (32,)))
-    probe = device_ceiling(workload, batch, torch.device("cuda"), min_seconds=0.3, min_steps=5,
-                           warmup_steps=2, channels_last=True)
+    probe = device_ceiling(
+        workload,
+        batch,
+        torch.device("cuda"),
+        min_seconds=0.3,
+        min_steps=5,
+        warmup_steps=2,
+        channels_last=True,
+    )
     assert probe.samples_per_s > 0 and probe.steps >= 5
     assert next(model.parameters()).device.type == "cuda"

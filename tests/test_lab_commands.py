@@ -47,8 +47,11 @@ def test_an_unrelated_benchmarks_package_found_first_is_not_loaded(tmp_path, mon
         (root / "benchmarks" / "__init__.py").write_text("")
     # Another `benchmarks` ahead of the clone on the path, as an installed package would be.
     monkeypatch.setattr(sys, "path", [str(other), *sys.path, str(clone)])
-    saved = {name: sys.modules.pop(name) for name in list(sys.modules)
-             if name == "benchmarks" or name.startswith("benchmarks.")}
+    saved = {
+        name: sys.modules.pop(name)
+        for name in list(sys.modules)
+        if name == "benchmarks" or name.startswith("benchmarks.")
+    }
     try:
         result = runner.invoke(_app(clone), ["bench"])
     finally:

@@ -45,7 +45,11 @@ def _imports() -> dict[str, set[str]]:
     for name, path in modules.items():
         found = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGES):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith(PACKAGES)
+            ):
                 for alias in node.names:  # a submodule, or a name defined in the module itself
                     sub = f"{node.module}.{alias.name}"
                     found.add(sub if sub in modules else node.module)
@@ -68,17 +72,23 @@ def test_every_package_has_a_layer():
 
 
 def test_the_package_never_imports_the_benchmarks():
-    named = sorted(f"{module} -> {target}" for module, targets in _imports().items()
-                   for target in targets
-                   if module.startswith("autotune") and target.startswith("benchmarks"))
+    named = sorted(
+        f"{module} -> {target}"
+        for module, targets in _imports().items()
+        for target in targets
+        if module.startswith("autotune") and target.startswith("benchmarks")
+    )
     assert named == []
 
 
 def test_packages_import_only_their_own_layer_or_lower():
-    upward = sorted(f"{module} -> {target}" for module, targets in _imports().items()
-                    for target in targets
-                    if _unit(module) != "autotune"  # the package's facade re-exports from above
-                    and LAYER_OF.get(_unit(target), -1) > LAYER_OF.get(_unit(module), -1))
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in _imports().items()
+        for target in targets
+        if _unit(module) != "autotune"  # the package's facade re-exports from above
+        and LAYER_OF.get(_unit(target), -1) > LAYER_OF.get(_unit(module), -1)
+    )
     assert upward == []
 
 
@@ -91,7 +101,7 @@ def test_no_import_cycles():
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                cycles.append(" -> ".join(path[path.index(target):] + [target]))
+                cycles.append(" -> ".join(path[path.index(target) :] + [target]))
             elif target not in state:
                 visit(target, path + [target])
         state[module] = 2

@@ -20,9 +20,16 @@ from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
 from tests.test_online_policy import Loop, _settings
 
-WORKLOAD = {"name": "Indices-loader", "dataset": "tests.Indices", "dataset_len": 1000,
-            "batch_size": 32, "drop_last": False, "collate_fn": "torch.default_collate",
-            "sampler": "torch.utils.data.sampler.RandomSampler", "transform": None}
+WORKLOAD = {
+    "name": "Indices-loader",
+    "dataset": "tests.Indices",
+    "dataset_len": 1000,
+    "batch_size": 32,
+    "drop_last": False,
+    "collate_fn": "torch.default_collate",
+    "sampler": "torch.utils.data.sampler.RandomSampler",
+    "transform": None,
+}
 STARVED = Loop(fetch_s=0.083, convoy=0.15)  # resolves at w5 pf8 (test_online_policy.py)
 
 
@@ -46,6 +53,7 @@ def _climb() -> HillClimb:
 
 # -- where, and the keys ------------------------------------------------------------------------
 
+
 def test_the_memory_lives_in_the_user_cache_unless_moved_or_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOTUNE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("AUTOTUNE_MEMORY")
@@ -63,10 +71,15 @@ def test_the_memory_lives_in_the_user_cache_unless_moved_or_turned_off(tmp_path,
 def test_a_differing_workload_or_machine_is_a_new_entry(tmp_path):
     key = entry_key(WORKLOAD, cuda=False, ranks=1)
     assert entry_key(dict(WORKLOAD, name="another-name"), cuda=False, ranks=1) == key
-    for change in ({"batch_size": 64}, {"dataset_len": 999}, {"transform": "Resize(10)"},
-                   {"collate_fn": "mine.collate"}):
-        assert store.path_of(tmp_path, entry_key({**WORKLOAD, **change}, False, 1)) != \
-            store.path_of(tmp_path, key)
+    for change in (
+        {"batch_size": 64},
+        {"dataset_len": 999},
+        {"transform": "Resize(10)"},
+        {"collate_fn": "mine.collate"},
+    ):
+        assert store.path_of(
+            tmp_path, entry_key({**WORKLOAD, **change}, False, 1)
+        ) != store.path_of(tmp_path, key)
     two_ranks = entry_key(WORKLOAD, cuda=False, ranks=2)
     assert two_ranks["machine"]["ranks_per_node"] == 2
     assert store.path_of(tmp_path, two_ranks) != store.path_of(tmp_path, key)
@@ -74,6 +87,7 @@ def test_a_differing_workload_or_machine_is_a_new_entry(tmp_path):
 
 
 # -- the next run ---------------------------------------------------------------------------------
+
 
 def test_a_finished_run_is_checked_then_kept_without_exploring(tmp_path):
     first = _climb()
@@ -91,11 +105,15 @@ def test_a_finished_run_is_checked_then_kept_without_exploring(tmp_path):
     assert set(second.measured) == set(first.measured)  # nothing measured but the best
     for config, m in first.measured.items():
         extra = second.reuse.check_steps and m is first.best
-        assert len(second.measured[config].rates) >= len(m.rates) if extra else \
-            second.measured[config].rates == m.rates
+        assert (
+            len(second.measured[config].rates) >= len(m.rates)
+            if extra
+            else second.measured[config].rates == m.rates
+        )
     text = note(second.reuse, 32)
-    assert text.startswith(f"run 2 of this workload here: started at {second.reuse.label}"
-                           " (remembered), checked in")
+    assert text.startswith(
+        f"run 2 of this workload here: started at {second.reuse.label} (remembered), checked in"
+    )
     assert text.endswith("no exploring")
     assert _remembered(tmp_path, second, run="run-2").runs == 2
 
@@ -164,9 +182,15 @@ def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
 
 def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):
     chosen = LoaderConfig(num_workers=4, prefetch_factor=4, persistent_workers=True)
-    entry = Entry(key=entry_key(WORKLOAD, False, 1), source=Source.TUNE, runs=1,
-                  chosen=chosen.as_dict(), exploring_finished=True,
-                  measured=[Windows(config=chosen.as_dict())], tuned_samples_per_s=900.0)
+    entry = Entry(
+        key=entry_key(WORKLOAD, False, 1),
+        source=Source.TUNE,
+        runs=1,
+        chosen=chosen.as_dict(),
+        exploring_finished=True,
+        measured=[Windows(config=chosen.as_dict())],
+        tuned_samples_per_s=900.0,
+    )
     climb = _climb()
     assert restore(climb, entry) and climb.current == chosen
     STARVED.run(climb)
@@ -176,14 +200,19 @@ def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_ra
 
 # -- the file -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,said", [
-    ("{not json", "not JSON"),
-    ('{"autotune_memory": 7, "key": {}}', "not a version-1 memory entry"),
-    ('{"autotune_memory": 1, "key": {"workload": {}, "machine": {}}}', "another workload"),
-    ('{"autotune_memory": 1, "key": 3}', "key"),
-])
-def test_a_corrupted_or_foreign_file_is_one_warning_and_tuning_goes_on(tmp_path, caplog, text,
-                                                                        said):
+
+@pytest.mark.parametrize(
+    "text,said",
+    [
+        ("{not json", "not JSON"),
+        ('{"autotune_memory": 7, "key": {}}', "not a version-1 memory entry"),
+        ('{"autotune_memory": 1, "key": {"workload": {}, "machine": {}}}', "another workload"),
+        ('{"autotune_memory": 1, "key": 3}', "key"),
+    ],
+)
+def test_a_corrupted_or_foreign_file_is_one_warning_and_tuning_goes_on(
+    tmp_path, caplog, text, said
+):
     key = entry_key(WORKLOAD, False, 1)
     path = store.path_of(tmp_path, key)
     path.write_text(text)
@@ -201,10 +230,16 @@ def test_a_corrupted_or_foreign_file_is_one_warning_and_tuning_goes_on(tmp_path,
 def _update_many(folder: str, run: str, n: int) -> None:
     key = entry_key(WORKLOAD, False, 1)
     for i in range(n):
+
         def change(entry, i=i):
             runs = (entry.runs if entry else 0) + 1
-            return Entry(key=key, runs=runs, last_run=f"{run}-{i}",
-                         measured=[Windows(config=LoaderConfig().as_dict(), rates=[float(i)] * 50)])
+            return Entry(
+                key=key,
+                runs=runs,
+                last_run=f"{run}-{i}",
+                measured=[Windows(config=LoaderConfig().as_dict(), rates=[float(i)] * 50)],
+            )
+
         store.update(store.Path(folder), key, change)
 
 
@@ -230,9 +265,13 @@ def test_list_and_clear(tmp_path):
 
 # -- the report -----------------------------------------------------------------------------------
 
+
 def test_a_report_never_names_a_best_without_its_rate():
-    best = Measurement(LoaderConfig(num_workers=3, prefetch_factor=2, persistent_workers=True),
-                       rates=[10.0, 11.0], spans=[1.0, 1.0])
+    best = Measurement(
+        LoaderConfig(num_workers=3, prefetch_factor=2, persistent_workers=True),
+        rates=[10.0, 11.0],
+        spans=[1.0, 1.0],
+    )
     best.remeasure()  # the winner's curse: measured again, no fresh window yet
     assert best.n == 0 and _rate(best, 32) == pytest.approx(336.0)
     climb = _climb()
@@ -241,17 +280,22 @@ def test_a_report_never_names_a_best_without_its_rate():
     assert "n/a samples/s" not in outcome.line
 
 
-# -- through autotune.DataLoader (real workers; nothing timed) ---------------------------------------
+# -- through autotune.DataLoader (real workers; nothing timed) ------------------------------------
+
 
 def test_the_next_process_starts_where_the_last_one_left_off(tmp_path):
-    import autotune
-    from autotune.online import registry
     from online_fakes import Indices
 
+    import autotune
+    from autotune.online import registry
+
     def train():
-        loader = autotune.DataLoader(Indices(240), batch_size=8, shuffle=True,
-                                     online={"memory": str(tmp_path), "results_dir": None,
-                                             "max_workers": 2})
+        loader = autotune.DataLoader(
+            Indices(240),
+            batch_size=8,
+            shuffle=True,
+            online={"memory": str(tmp_path), "results_dir": None, "max_workers": 2},
+        )
         for _ in range(2):
             seen = sorted(i for batch in loader for i in batch.tolist())
             assert seen == list(range(240))  # every item once an epoch, memory or not
@@ -278,8 +322,9 @@ def test_autotune_memory_lists_and_clears(tmp_path):
     from autotune.cli.app import app
 
     _update_many(str(tmp_path), "one", 1)
-    shown = CliRunner().invoke(app, ["memory", "list", "--memory", str(tmp_path)],
-                               env={"COLUMNS": "250"})
+    shown = CliRunner().invoke(
+        app, ["memory", "list", "--memory", str(tmp_path)], env={"COLUMNS": "250"}
+    )
     assert shown.exit_code == 0 and "tests.Indices" in shown.output
     cleared = CliRunner().invoke(app, ["memory", "clear", "--memory", str(tmp_path)])
     assert cleared.exit_code == 0 and "1 entries cleared" in cleared.output
@@ -298,26 +343,30 @@ def test_autotune_run_memory_reaches_the_script_as_an_option(tmp_path):
 
 def test_a_recipe_of_autotune_tune_is_found_by_the_training_of_its_workload(tmp_path):
     import torch.utils.data
+    from online_fakes import Indices
 
     import autotune
     from autotune.online.memory import remember_recipe
     from autotune.online.workload import describe
     from autotune.recipe.model import Measured, Recipe
-    from online_fakes import Indices
 
     chosen = LoaderConfig(num_workers=2, prefetch_factor=4)
-    recipe = Recipe.from_config(chosen, measured=Measured(samples_per_s=500.0,
-                                                          baseline_samples_per_s=100.0,
-                                                          speedup=5.0),
-                                workload={}, environment={})
+    recipe = Recipe.from_config(
+        chosen,
+        measured=Measured(samples_per_s=500.0, baseline_samples_per_s=100.0, speedup=5.0),
+        workload={},
+        environment={},
+    )
     dataset = Indices(64)
     tuned_on = torch.utils.data.DataLoader(dataset, batch_size=8, shuffle=True)  # as tune makes it
     path = remember_recipe(tuned_on, recipe, "indices", cuda=False, option=tmp_path)
     assert path is not None and path.is_file()
-    training = autotune.DataLoader(dataset, batch_size=8, shuffle=True,
-                                   online={"results_dir": None})
-    memory = Memory.open(tmp_path, describe(training, "Indices-training"), cuda=False, ranks=1,
-                         run_id="training")
+    training = autotune.DataLoader(
+        dataset, batch_size=8, shuffle=True, online={"results_dir": None}
+    )
+    memory = Memory.open(
+        tmp_path, describe(training, "Indices-training"), cuda=False, ranks=1, run_id="training"
+    )
     assert memory.entry is not None and memory.entry.source is Source.TUNE
     assert LoaderConfig.from_params(memory.entry.chosen) == chosen
     other = torch.utils.data.DataLoader(dataset, batch_size=16, shuffle=True)

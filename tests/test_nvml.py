@@ -50,7 +50,9 @@ def test_for_device_falls_back_to_index_handle():
 
 
 def test_list_gpus_with_fake():
-    assert nvml.list_gpus(FakeNvml([0], 1)) == [{"index": 0, "name": "Fake V100", "memory_total_mib": 16384}]
+    assert nvml.list_gpus(FakeNvml([0], 1)) == [
+        {"index": 0, "name": "Fake V100", "memory_total_mib": 16384}
+    ]
 
 
 def test_unavailable_without_a_driver(monkeypatch):

@@ -47,13 +47,21 @@ def test_tune_with_nvtx_marks_every_phase_and_unpatches(monkeypatch, tmp_path):
     monkeypatch.setattr("autotune.api.load_nvtx", lambda: fake)
     original = torch_fetch._MapDatasetFetcher.__dict__["fetch"]
     workload = simulated_workload(SimSpec.parse("cpu_ms=0.1,step_ms=2,batch=8,length=512"))
-    result = tune(workload, max_trials=1, budget_s=30, nvtx=True, results_dir=tmp_path,
-                  burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6})
+    result = tune(
+        workload,
+        max_trials=1,
+        budget_s=30,
+        nvtx=True,
+        results_dir=tmp_path,
+        burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6},
+    )
     names = set(fake.pushed())
     # Trial 0 is PyTorch's defaults (num_workers=0): fetch and collate run in this process.
     assert {"wait", "copy", "compute", "fetch", "collate"} <= names
     assert torch_fetch._MapDatasetFetcher.__dict__["fetch"] is original
-    assert result.nvtx is not None and "NVTX ranges were emitted" in result.files["report"].read_text()
+    assert (
+        result.nvtx is not None and "NVTX ranges were emitted" in result.files["report"].read_text()
+    )
 
 
 def test_nvtx_unavailable_is_a_one_line_error(monkeypatch, tmp_path):

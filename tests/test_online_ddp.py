@@ -12,12 +12,14 @@ import sys
 
 import pytest
 import torch
+from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
 
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import max_workers_for
-from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
 
 SCRIPT = FRAMEWORKS / "ddp_train.py"
+
+
 def _free_port() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -25,8 +27,19 @@ def _free_port() -> str:
 
 
 LAUNCHES = {
-    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                 "--master-addr", "127.0.0.1", "--master-port", "{port}", str(SCRIPT), "torchrun"],
+    "torchrun": [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        "{port}",
+        str(SCRIPT),
+        "torchrun",
+    ],
     "mp.spawn": [sys.executable, str(SCRIPT), "spawn"],
     "lightning": [sys.executable, str(SCRIPT), "lightning"],
 }
@@ -43,7 +56,7 @@ def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_
     configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
     assert set(configs) == {"0", "1"}, output_tail(done)
     assert configs["0"] == configs["1"], configs  # one decision for both ranks
-    recipe, = reports_of_every_loader(results, least=1)  # one rank wrote
+    (recipe,) = reports_of_every_loader(results, least=1)  # one rank wrote
     env = recipe.environment
     assert env["ranks_per_node"] == 2  # found as the launcher set them, even where none says
     assert env["usable_cpus"] == max(1, usable_cpus(ranks=1).count // 2)  # the node's CPUs shared
@@ -62,19 +75,28 @@ def test_a_rank_that_stops_iterating_never_holds_the_others(tmp_path):
     """The leader stops iterating mid-exploration; the follower trains every epoch to the end on
     its own configuration (its waits for the leader are bounded), and the script ends."""
     launch = [a.replace("{port}", _free_port()) for a in LAUNCHES["torchrun"]]
-    command = (autotune_run_command(tmp_path / "results", "x")[:-2] + launch[:-1]
-               + ["torchrun-leader-stops", "3200", "3"])
+    command = (
+        autotune_run_command(tmp_path / "results", "x")[:-2]
+        + launch[:-1]
+        + ["torchrun-leader-stops", "3200", "3"]
+    )
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, output_tail(done)
-    seen = {r: (int(n), int(per)) for r, n, per in
-            re.findall(r"^RANK (\d) BATCHES (\d+) OF (\d+)$", done.stdout, re.MULTILINE)}
+    seen = {
+        r: (int(n), int(per))
+        for r, n, per in re.findall(
+            r"^RANK (\d) BATCHES (\d+) OF (\d+)$", done.stdout, re.MULTILINE
+        )
+    }
     assert seen["0"][0] == 6, output_tail(done)
     assert seen["1"][0] == 3 * seen["1"][1], output_tail(done)  # every batch of every epoch
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2,
-                    reason="NCCL ranks need a GPU each: two GPUs")
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.device_count() < 2,
+    reason="NCCL ranks need a GPU each: two GPUs",
+)
 def test_two_nccl_ranks_explore_in_lockstep_and_end_on_one_configuration(tmp_path):
     """The NCCL path: one GPU per rank, torchrun, the loader tuned with pin_memory in its space."""
     results = tmp_path / "results"
@@ -84,5 +106,5 @@ def test_two_nccl_ranks_explore_in_lockstep_and_end_on_one_configuration(tmp_pat
     assert done.returncode == 0, output_tail(done)
     configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
     assert set(configs) == {"0", "1"} and configs["0"] == configs["1"], output_tail(done)
-    recipe, = reports_of_every_loader(results, least=1)
+    (recipe,) = reports_of_every_loader(results, least=1)
     assert recipe.environment["ranks_per_node"] == 2

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import torch
+from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 import autotune
 from autotune.online import epoch as epoch_module
@@ -21,17 +22,23 @@ from autotune.online import session as session_module
 from autotune.online.inner import TORCH_DATALOADER
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Meter
-from autotune.online.pool_memory import PoolMemory
 from autotune.online.policy import HillClimb
+from autotune.online.pool_memory import PoolMemory
 from autotune.recipe.model import load_recipe
-from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 N, BATCH, EPOCHS = 64, 2, 3
 # Short windows on the real clock: the climb switches configurations within the first epoch
 # (a 64-step horizon: windows inside the 32-step epochs, not whole epochs).
-QUICK = {"window_steps": 2, "window_s": 0.0, "warmup_steps": 0, "max_explore_share": 1.0,
-         "max_workers": 2, "max_windows": 2, "fixed": ["prefetch_factor"],
-         "max_explore_steps": 64}
+QUICK = {
+    "window_steps": 2,
+    "window_s": 0.0,
+    "warmup_steps": 0,
+    "max_explore_share": 1.0,
+    "max_workers": 2,
+    "max_windows": 2,
+    "fixed": ["prefetch_factor"],
+    "max_explore_steps": 64,
+}
 
 
 class Slow(Indices):
@@ -43,20 +50,32 @@ class Slow(Indices):
 
 
 def _torch_batches(dataset) -> list[list[int]]:
-    loader = TORCH_DATALOADER(dataset, batch_size=BATCH, shuffle=True,
-                              generator=torch.Generator().manual_seed(0))
+    loader = TORCH_DATALOADER(
+        dataset, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0)
+    )
     return [b.tolist() for _ in range(EPOCHS) for b in loader]
 
 
 def _train(dataset, tmp_path, fake_clock=False, **kwargs) -> tuple[list[list[int]], Any]:
     """EPOCHS epochs of `dataset`; on a fake clock, the same path every run (the same calls)."""
     online = {**QUICK, "results_dir": str(tmp_path), "name": "t", **kwargs.pop("online", {})}
-    loader = autotune.DataLoader(dataset, batch_size=BATCH, shuffle=True,
-                                 generator=torch.Generator().manual_seed(0), online=online, **kwargs)
+    loader = autotune.DataLoader(
+        dataset,
+        batch_size=BATCH,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+        online=online,
+        **kwargs,
+    )
     if fake_clock:
-        loader.tune_with(loader._session.policy, clock=StepClock(
-            lambda: loader.config, (0.010, 0.006, 0.004),
-            lambda: loader._session.meter._entered is not None))
+        loader.tune_with(
+            loader._session.policy,
+            clock=StepClock(
+                lambda: loader.config,
+                (0.010, 0.006, 0.004),
+                lambda: loader._session.meter._entered is not None,
+            ),
+        )
         loader._own_policy = False  # its first epoch still decides its role, as in a real run
         loader._session.meter = Meter(loader._session.meter.clock, process_cpu=lambda: 0.0)
     return [b.tolist() for _ in range(EPOCHS) for b in loader], loader
@@ -130,8 +149,9 @@ def _calls_in_a_clean_run(component: str, tmp_path) -> int:
 
 @pytest.mark.parametrize("when", ["first", "middle", "last"])
 @pytest.mark.parametrize("component", sorted(COMPONENTS))
-def test_an_error_of_autotunes_own_never_reaches_the_training(component, when, tmp_path,
-                                                              monkeypatch, caplog):
+def test_an_error_of_autotunes_own_never_reaches_the_training(
+    component, when, tmp_path, monkeypatch, caplog
+):
     total = _calls_in_a_clean_run(component, tmp_path)
     assert total > 0, f"{component} is never called: the list of call sites is out of date"
     nth = {"first": 1, "middle": max(1, total // 2), "last": total}[when]
@@ -162,13 +182,19 @@ def test_whole_epoch_windows_raising_never_reach_the_training(name, when, tmp_pa
 
 
 def test_the_backlog_reader_raising_stops_tuning_only(tmp_path):
-    loader = autotune.DataLoader(Slow(N), batch_size=BATCH, shuffle=True,
-                                 generator=torch.Generator().manual_seed(0),
-                                 online={**QUICK, "results_dir": str(tmp_path), "name": "t"})
+    loader = autotune.DataLoader(
+        Slow(N),
+        batch_size=BATCH,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+        online={**QUICK, "results_dir": str(tmp_path), "name": "t"},
+    )
     loader._session.ready = lambda _it: 1 / 0
     batches = [b.tolist() for _ in range(EPOCHS) for b in loader]
     assert batches == _torch_batches(Slow(N))
-    assert "ZeroDivisionError" in loader.tuner_state.error and "ZeroDivisionError" in _report(tmp_path)
+    assert "ZeroDivisionError" in loader.tuner_state.error and "ZeroDivisionError" in _report(
+        tmp_path
+    )
 
 
 def test_a_failing_set_up_leaves_torchs_loader(monkeypatch, tmp_path):
@@ -204,16 +230,20 @@ class HangsInWorker(Slow):
         return super().__getitem__(i)
 
 
-@pytest.mark.parametrize("dataset, message, kwargs", [
-    (FailsInWorker, "OSError", {}),
-    pytest.param(KilledInWorker, "exited unexpectedly", {}, marks=pytest.mark.slow),
-    # torch takes a timeout with workers only: the script's own configuration has one.
-    (HangsInWorker, "timed out", {"timeout": 1.0, "num_workers": 1}),
-    # The script set no timeout (torch's default): the tuner's own candidates have one.
-    (HangsInWorker, "timed out", {"online": {"candidate_timeout_s": 1.0}}),
-])
-def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(dataset, message, kwargs,
-                                                                        tmp_path):
+@pytest.mark.parametrize(
+    "dataset, message, kwargs",
+    [
+        (FailsInWorker, "OSError", {}),
+        pytest.param(KilledInWorker, "exited unexpectedly", {}, marks=pytest.mark.slow),
+        # torch takes a timeout with workers only: the script's own configuration has one.
+        (HangsInWorker, "timed out", {"timeout": 1.0, "num_workers": 1}),
+        # The script set no timeout (torch's default): the tuner's own candidates have one.
+        (HangsInWorker, "timed out", {"online": {"candidate_timeout_s": 1.0}}),
+    ],
+)
+def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(
+    dataset, message, kwargs, tmp_path
+):
     batches, loader = _train(dataset(N), tmp_path, **kwargs)
     assert batches == _torch_batches(Slow(N))  # nothing lost, nothing doubled
     failed = loader.tuner_state.failed
@@ -240,10 +270,14 @@ def test_the_scripts_own_error_is_raised_as_torch_raises_it(workers, tmp_path):
             return type(exc), str(exc).splitlines()[0]
         return None
 
-    ours = first_error(lambda: autotune.DataLoader(
-        AlwaysFails(N), batch_size=BATCH, num_workers=workers, online={"enabled": False}))
-    torchs = first_error(lambda: TORCH_DATALOADER(AlwaysFails(N), batch_size=BATCH,
-                                                  num_workers=workers))
+    ours = first_error(
+        lambda: autotune.DataLoader(
+            AlwaysFails(N), batch_size=BATCH, num_workers=workers, online={"enabled": False}
+        )
+    )
+    torchs = first_error(
+        lambda: TORCH_DATALOADER(AlwaysFails(N), batch_size=BATCH, num_workers=workers)
+    )
     assert ours == torchs and ours[0] is ValueError
     with pytest.raises(ValueError, match="item 13 is corrupt"):  # also while tuning
         _train(AlwaysFails(N), tmp_path, num_workers=workers)
@@ -259,21 +293,44 @@ def test_figures_not_measured_are_null_not_zero():
     outcome = Outcome.of(climb, Ledger(), {"name": "x"}, 4, torch.device("cpu"))
     m = outcome.measured
     assert (m.samples_per_s, m.baseline_samples_per_s, m.speedup, m.exploration_cost_s) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
     assert m.exploration_complete is False
     assert "n/a samples/s, n/a" in outcome.line and "0.0" not in outcome.line
 
 
 def test_verify_says_n_a_where_nothing_was_recorded():
-    from autotune.verify.model import VerifiedConfig, Verification
+    from autotune.verify.model import Verification, VerifiedConfig
 
-    tuned = VerifiedConfig(role="tuned", label="w2", params={}, samples_per_s=[10.0], median=10.0,
-                           spread=0.0, recorded_samples_per_s=None)
-    v = Verification(recipe=None, workload="w", workload_name=None, device="cpu", usable_cpus=2,
-                     seconds=1, rounds=1, settle_s=1, tuned=tuned, defaults=None,
-                     recorded_samples_per_s=None, verified_samples_per_s=10.0,
-                     difference_pct=tuned.difference_pct, recorded_speedup=None,
-                     verified_speedup=None)
+    tuned = VerifiedConfig(
+        role="tuned",
+        label="w2",
+        params={},
+        samples_per_s=[10.0],
+        median=10.0,
+        spread=0.0,
+        recorded_samples_per_s=None,
+    )
+    v = Verification(
+        recipe=None,
+        workload="w",
+        workload_name=None,
+        device="cpu",
+        usable_cpus=2,
+        seconds=1,
+        rounds=1,
+        settle_s=1,
+        tuned=tuned,
+        defaults=None,
+        recorded_samples_per_s=None,
+        verified_samples_per_s=10.0,
+        difference_pct=tuned.difference_pct,
+        recorded_speedup=None,
+        verified_speedup=None,
+    )
     assert v.difference_pct is None and v.within_target is None
     assert any("difference: n/a" in line for line in v.summary_lines())
     assert "+0.0%" not in v.to_markdown()

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from script_runs import FRAMEWORKS as SCRIPTS
+from script_runs import autotune_run, online_folders, output_tail
 
 from autotune.recipe.model import load_recipe
-from script_runs import FRAMEWORKS as SCRIPTS, autotune_run, online_folders, output_tail
 
 
 def _autotune_run(tmp_path: Path, script: str, *args: str) -> tuple[str, list[Path]]:
@@ -28,19 +29,34 @@ def _tuned(folder: Path, name: str) -> None:
     assert (folder / "report.md").read_text().startswith(f"# Online tuning: {name}")
 
 
-FRAMEWORKS = pytest.mark.parametrize("script, items, done, dataset, length", [
-    # Two epochs of 400 steps, on the loader class the script's DataLoader name now means; the
-    # run's length read off Lightning's Trainer (max_epochs=2).
-    ("lightning_fit.py", "3200", "FIT-DONE 800 autotune.online.loader.DataLoader",
-     "Items-loader", "a run of 800 steps (Lightning's max_epochs)"),
-    # transformers' Trainer re-creates the loader through accelerate's DataLoaderShard.
-    ("transformers_train.py", "1600", "TRAIN-DONE 400", "Sequences-get_train_dataloader",
-     "a run of 400 steps (transformers' num_train_epochs)"),
-], ids=["lightning", "transformers"])
+FRAMEWORKS = pytest.mark.parametrize(
+    "script, items, done, dataset, length",
+    [
+        # Two epochs of 400 steps, on the loader class the script's DataLoader name now means; the
+        # run's length read off Lightning's Trainer (max_epochs=2).
+        (
+            "lightning_fit.py",
+            "3200",
+            "FIT-DONE 800 autotune.online.loader.DataLoader",
+            "Items-loader",
+            "a run of 800 steps (Lightning's max_epochs)",
+        ),
+        # transformers' Trainer re-creates the loader through accelerate's DataLoaderShard.
+        (
+            "transformers_train.py",
+            "1600",
+            "TRAIN-DONE 400",
+            "Sequences-get_train_dataloader",
+            "a run of 400 steps (transformers' num_train_epochs)",
+        ),
+    ],
+    ids=["lightning", "transformers"],
+)
 
 
-def _runs_tuned(tmp_path: Path, script: str, items: str, done: str, dataset: str, length: str,
-                *args: str) -> Path:
+def _runs_tuned(
+    tmp_path: Path, script: str, items: str, done: str, dataset: str, length: str, *args: str
+) -> Path:
     out, folders = _autotune_run(tmp_path, script, items, *args)
     print(out)  # the tables, for a run on a GPU read with -s
     assert done in out
@@ -53,15 +69,17 @@ def _runs_tuned(tmp_path: Path, script: str, items: str, done: str, dataset: str
 
 @pytest.mark.slow
 @FRAMEWORKS
-def test_a_framework_training_script_runs_under_autotune_run(tmp_path, script, items, done, dataset,
-                                                             length):
+def test_a_framework_training_script_runs_under_autotune_run(
+    tmp_path, script, items, done, dataset, length
+):
     _runs_tuned(tmp_path, script, items, done, dataset, length)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @FRAMEWORKS
-def test_a_framework_training_script_on_a_gpu_runs_under_autotune_run(tmp_path, script, items, done,
-                                                                      dataset, length):
+def test_a_framework_training_script_on_a_gpu_runs_under_autotune_run(
+    tmp_path, script, items, done, dataset, length
+):
     folder = _runs_tuned(tmp_path, script, items, done, dataset, length, "gpu")
     assert load_recipe(folder / "recipe.json").environment["device"] == "cuda"

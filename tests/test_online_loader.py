@@ -9,27 +9,42 @@ import logging
 import pytest
 import torch
 import torch.utils.data
+from online_fakes import Indices, StepClock, _nothing_written_at_exit, as_lists  # noqa: F401
 from torch.utils.data import IterableDataset
 
 import autotune
 from autotune.errors import OptionsError
-from autotune.online.loader import TORCH_DATALOADER
 from autotune.online.climb_types import normal
+from autotune.online.loader import TORCH_DATALOADER
 from autotune.online.policy import HillClimb
-from autotune.space.config import LoaderConfig
 from autotune.recipe.model import Recipe, load_recipe
-from online_fakes import Indices, StepClock, _nothing_written_at_exit, as_lists  # noqa: F401
+from autotune.space.config import LoaderConfig
 
 FAST_WITH_WORKERS = (0.010, 0.005)  # step seconds: without workers, with any
 
 
 def _tuned(n=240, **online):
-    loader = autotune.DataLoader(Indices(n), batch_size=1, online={
-        "max_explore_share": 1.0, "window_steps": 4, "window_s": 0.0, "fixed": ["prefetch_factor"],
-        "max_workers": 2, **online})
+    loader = autotune.DataLoader(
+        Indices(n),
+        batch_size=1,
+        online={
+            "max_explore_share": 1.0,
+            "window_steps": 4,
+            "window_s": 0.0,
+            "fixed": ["prefetch_factor"],
+            "max_workers": 2,
+            **online,
+        },
+    )
     climb = loader._session.policy
-    loader.tune_with(climb, clock=StepClock(lambda: loader.config, FAST_WITH_WORKERS,
-                                            lambda: loader._session.meter._entered is not None))
+    loader.tune_with(
+        climb,
+        clock=StepClock(
+            lambda: loader.config,
+            FAST_WITH_WORKERS,
+            lambda: loader._session.meter._entered is not None,
+        ),
+    )
     return loader
 
 
@@ -119,7 +134,9 @@ def test_a_run_that_ends_while_exploring_leaves_the_best_so_far_marked_incomplet
     run_dir = loader.write_results()  # what exit or SIGTERM writes (at_exit.write_all)
     m = load_recipe(run_dir / "recipe.json").measured
     assert m.exploration_complete is False and m.samples_per_s is not None
-    assert m.exploration_stop.startswith("exploration incomplete (") and "steps)" in m.exploration_stop
+    assert (
+        m.exploration_stop.startswith("exploration incomplete (") and "steps)" in m.exploration_stop
+    )
     assert "exploration incomplete" in (run_dir / "report.md").read_text()
 
 
@@ -162,11 +179,14 @@ def test_keywords_win_over_the_environment(monkeypatch):
     assert loader.fixed == ("pin_memory",) and loader.online.window_steps == 5
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"fixed": ["num_worker"]}, "'num_worker' is not a knob autotune.DataLoader tunes"),
-    ({"max_explore_share": 2}, "max_explore_share"),
-    ({"colour": 1}, "colour"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"fixed": ["num_worker"]}, "'num_worker' is not a knob autotune.DataLoader tunes"),
+        ({"max_explore_share": 2}, "max_explore_share"),
+        ({"colour": 1}, "colour"),
+    ],
+)
 def test_bad_options_fail_in_one_line(bad, message):
     with pytest.raises(OptionsError) as err:
         autotune.DataLoader(Indices(4), online=bad)
@@ -190,6 +210,7 @@ def test_torch_checks_and_attributes_are_torchs():
 def test_recreated_from_its_attributes_like_frameworks_do(monkeypatch):
     """Lightning and HF read each __init__ argument back from the loader's attributes."""
     import inspect
+
     loader = _tuned(n=60)
     list(loader)
     names = [p for p in inspect.signature(type(loader).__init__).parameters if p != "self"]
@@ -204,21 +225,27 @@ def test_recreated_from_its_attributes_like_frameworks_do(monkeypatch):
 def test_no_recursion_when_torch_name_points_at_it(monkeypatch):
     monkeypatch.setattr(torch.utils.data, "DataLoader", autotune.DataLoader)
     monkeypatch.setattr(torch.utils.data.dataloader, "DataLoader", autotune.DataLoader)
-    loader = torch.utils.data.DataLoader(Indices(12), batch_size=4, shuffle=True,
-                                         generator=torch.Generator().manual_seed(2))
-    expected = as_lists(TORCH_DATALOADER(Indices(12), batch_size=4, shuffle=True,
-                                         generator=torch.Generator().manual_seed(2)))
+    loader = torch.utils.data.DataLoader(
+        Indices(12), batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(2)
+    )
+    expected = as_lists(
+        TORCH_DATALOADER(
+            Indices(12), batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(2)
+        )
+    )
     assert as_lists(loader) == expected
     assert isinstance(loader._session.policy, HillClimb)
 
 
 def _slow_start(worker_id):
     import time
+
     time.sleep(0.2)
 
 
 def test_a_switch_start_up_is_in_the_wait_and_the_exploration():
     from online_fakes import W0, W1, SwitchEvery
+
     loader = autotune.DataLoader(Indices(12), batch_size=2, worker_init_fn=_slow_start)
     loader.tune_with(SwitchEvery(2, configs=(W0, W1)))
     list(loader)
@@ -231,8 +258,9 @@ def test_close_stops_the_workers_and_ends_the_epoch_in_progress():
     import multiprocessing
 
     before = set(multiprocessing.active_children())
-    loader = autotune.DataLoader(Indices(40), batch_size=2, num_workers=2, persistent_workers=True,
-                                 online={"enabled": False})
+    loader = autotune.DataLoader(
+        Indices(40), batch_size=2, num_workers=2, persistent_workers=True, online={"enabled": False}
+    )
     running = iter(loader)
     next(running)
     assert set(multiprocessing.active_children()) - before

@@ -14,13 +14,13 @@ class Ticks:
 
 def test_step_wait_and_startup():
     meter = Meter(Ticks(0.0, 1.0, 1.5, 2.0, 2.25, 4.0, 4.5))
-    meter.enter()          # 0.0
-    first = meter.handed_out()   # 1.0
-    meter.enter()          # 1.5: the loop's own work took 0.5 s
-    meter.switching()      # 2.0: a switch starts inside this call
+    meter.enter()  # 0.0
+    first = meter.handed_out()  # 1.0
+    meter.enter()  # 1.5: the loop's own work took 0.5 s
+    meter.switching()  # 2.0: a switch starts inside this call
     second = meter.handed_out()  # 2.25
-    meter.enter()          # 4.0
-    third = meter.handed_out()   # 4.5
+    meter.enter()  # 4.0
+    third = meter.handed_out()  # 4.5
     assert first.step_s is None and first.wait_s == 1.0 and first.startup_s is None
     assert second.step_s == 1.25 and second.wait_s == 0.75 and second.startup_s == 0.25
     assert second.segment_step == 0 and third.segment_step == 1
@@ -126,8 +126,9 @@ def test_windows_hold_no_first_steps_start_up_or_buffered_batches():
     from autotune.online.policy import HillClimb
     from autotune.space.config import LoaderConfig
 
-    climb = HillClimb(LoaderConfig(), TUNED, ClimbSettings(epoch_steps=10_000, usable_cpus=2,
-                                                           cuda=False))
+    climb = HillClimb(
+        LoaderConfig(), TUNED, ClimbSettings(epoch_steps=10_000, usable_cpus=2, cuda=False)
+    )
     now = [0.0]
     meter = Meter(lambda: now[0], lambda: 0.0)
     # (wait, work) of a steady step by worker count: at w0 the fetch is the wait

@@ -46,10 +46,19 @@ SCRIPT = textwrap.dedent("""
 def _run(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     script = tmp_path / "plain.py"
     script.write_text(SCRIPT)
-    environ = {k: v for k, v in os.environ.items() if k not in ("AUTOTUNE_QUIET", "AUTOTUNE_ONLINE",
-                                                                 "RANK")}
-    done = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=240, env={**environ, **env})
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("AUTOTUNE_QUIET", "AUTOTUNE_ONLINE", "RANK")
+    }
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**environ, **env},
+    )
     assert done.returncode == 0 and "TRAINED" in done.stdout, done.stderr[-3000:]
     return done
 
@@ -71,8 +80,9 @@ def test_a_plain_script_prints_one_line_when_settled_and_one_at_exit(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, env", [((), {"AUTOTUNE_QUIET": "1"}), (("--none",), {}),
-                                       (("--warning",), {})])
+@pytest.mark.parametrize(
+    "args, env", [((), {"AUTOTUNE_QUIET": "1"}), (("--none",), {}), (("--warning",), {})]
+)
 def test_the_lines_can_be_silenced(tmp_path, args, env):
     done = _run(tmp_path, *args, **env)
     assert _notices(done.stderr) == [], done.stderr

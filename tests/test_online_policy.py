@@ -9,13 +9,12 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from autotune.online.meter import Step
+from autotune.online.climb_types import ClimbSettings, StopReason, Verdict
 from autotune.online.finish import range_fields
-from autotune.online.climb_types import ClimbSettings, StopReason
+from autotune.online.measurement import Measurement
+from autotune.online.meter import Step
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
-from autotune.online.measurement import Measurement
-from autotune.online.climb_types import Verdict
 from autotune.space.config import LoaderConfig
 
 
@@ -160,8 +159,11 @@ def test_the_winner_is_measured_again_against_a_rival_within_noise():
 
 def _fed_from(workers: int, loop: Loop) -> Loop:
     """`loop` whose step is fed from `workers` workers on, and starved below."""
-    loop.timing = lambda c: (0.103, 0.083) if c.num_workers == 0 else (
-        (0.020, 0.0002) if c.num_workers >= workers else (0.030, 0.0102))
+    loop.timing = lambda c: (
+        (0.103, 0.083)
+        if c.num_workers == 0
+        else ((0.020, 0.0002) if c.num_workers >= workers else (0.030, 0.0102))
+    )
     return loop
 
 
@@ -227,7 +229,9 @@ def test_a_pools_first_epoch_is_no_window():
     _tiny_epochs({2: 0.060, 4: 0.060, 8: 0.060}).run(climb, limit=600, epoch=30)
     deeper = climb.measured[replace(start, prefetch_factor=4)]
     # started after the start's two epochs (its first a pool's start); measured over two more
-    assert deeper.n == 2 and all(r == pytest.approx(30 / (0.060 + 29 * 0.011)) for r in deeper.rates)
+    assert deeper.n == 2 and all(
+        r == pytest.approx(30 / (0.060 + 29 * 0.011)) for r in deeper.rates
+    )
 
 
 def test_fixed_workers_tunes_the_rest_only():
@@ -316,8 +320,11 @@ def test_on_cuda_the_candidates_are_pinned_before_a_bound_can_end_the_climb():
     assert climb.current.pin_memory
     unpinned = [c for c in tried[1:] if not c.pin_memory]
     assert [(c.num_workers, c.prefetch_factor) for c in unpinned] == [
-        (climb.current.num_workers, climb.current.prefetch_factor)]  # the pin step: the best unpinned
-    tight = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True, epoch_steps=256, bound_share=0.01))
+        (climb.current.num_workers, climb.current.prefetch_factor)
+    ]  # the pin step: the best unpinned
+    tight = HillClimb(
+        LoaderConfig(), TUNED, _settings(cuda=True, epoch_steps=256, bound_share=0.01)
+    )
     Loop(fetch_s=0.083, convoy=0.4, pinned_speedup=0.2).run(tight)
     assert tight.stop_reason is StopReason.BOUND and tight.current.pin_memory
 
@@ -370,8 +377,14 @@ def test_a_fetch_on_torchs_threads_counts_its_cpu_for_one_worker():
 
     def at_zero(fetch_cpu_s: float) -> Measurement:
         # 100 steps: 1 s waiting on the fetch, 0.2 s of the step's own work
-        return Measurement(LoaderConfig(), steady_steps=100, steady_s=1.2, steady_wait_s=1.0,
-                           steady_wait_cpu_s=fetch_cpu_s, steady_work_cpu_s=0.2)
+        return Measurement(
+            LoaderConfig(),
+            steady_steps=100,
+            steady_s=1.2,
+            steady_wait_s=1.0,
+            steady_wait_cpu_s=fetch_cpu_s,
+            steady_work_cpu_s=0.2,
+        )
 
     one_thread, six_threads = at_zero(1.0), at_zero(6.0)
     assert needed_workers(one_thread, one_thread, usable_cpus=16, max_workers=64) == 6
@@ -386,12 +399,24 @@ def test_threads_spinning_after_a_threaded_fetch_do_not_count_as_the_steps_cores
     from autotune.online.measurement import Measurement
     from autotune.online.predict import needed_workers
 
-    spun = Measurement(LoaderConfig(), steady_steps=100, steady_s=1.55, steady_wait_s=1.4,
-                       steady_wait_cpu_s=22.4, steady_work_cpu_s=2.28)
+    spun = Measurement(
+        LoaderConfig(),
+        steady_steps=100,
+        steady_s=1.55,
+        steady_wait_s=1.4,
+        steady_wait_cpu_s=22.4,
+        steady_work_cpu_s=2.28,
+    )
     assert needed_workers(spun, spun, usable_cpus=16, max_workers=64) == 16  # as for a 1-core step
     # A fetch on one thread: the step's CPU is its own, and caps the workers as before.
-    busy = Measurement(LoaderConfig(), steady_steps=100, steady_s=1.55, steady_wait_s=1.4,
-                       steady_wait_cpu_s=1.4, steady_work_cpu_s=2.28)
+    busy = Measurement(
+        LoaderConfig(),
+        steady_steps=100,
+        steady_s=1.55,
+        steady_wait_s=1.4,
+        steady_wait_cpu_s=1.4,
+        steady_work_cpu_s=2.28,
+    )
     assert needed_workers(busy, busy, usable_cpus=16, max_workers=64) == 2
 
 
@@ -417,7 +442,10 @@ def test_the_warm_up_and_a_window_fit_in_an_epoch():
     w8pf8 = LoaderConfig(num_workers=8, prefetch_factor=8)
     assert (fits.settings.segment_warm_up(w8pf8), fits.settings.window(w8pf8)) == (65, (64, 85))
     unknown = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=None))
-    assert (unknown.settings.segment_warm_up(deep), unknown.settings.window(deep)) == (129, (128, None))
+    assert (unknown.settings.segment_warm_up(deep), unknown.settings.window(deep)) == (
+        129,
+        (128, None),
+    )
 
 
 def test_a_slow_start_at_num_workers_0_is_measured_in_few_steps():
@@ -451,7 +479,6 @@ def test_a_window_of_fast_steps_lasts_window_s():
     fast.run(climb)
     for m in climb.measured.values():  # every window 0.1 s of steps, more than 8 of them
         assert m.steady_s >= 0.1 * m.n - 1e-9 and m.steady_steps > 8 * m.n
-
 
 
 def test_the_worker_range_grows_while_the_top_still_waits_on_storage():
@@ -511,13 +538,14 @@ def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
     from autotune.online.measurement import Measurement
 
     climb = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True))
-    lean_pinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True), ram_mib=900.0)
+    lean_pinned = Measurement(
+        LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True), ram_mib=900.0
+    )
     fat_unpinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=2000.0)
     climb.best = lean_pinned
     assert not climb._adopt(fat_unpinned, Verdict.TIED)  # more RAM outranks no pinning
     lean_unpinned = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2), ram_mib=900.0)
     assert climb._adopt(lean_unpinned, Verdict.TIED) and climb.best is lean_unpinned
-
 
 
 def test_ram_ranks_a_tie_only_where_both_were_read():
@@ -529,6 +557,7 @@ def test_ram_ranks_a_tie_only_where_both_were_read():
     unread = Measurement(LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True))
     assert not climb._adopt(unread, Verdict.TIED)  # not "cheaper" for holding no figure yet
 
+
 def test_a_candidate_that_would_not_fit_in_memory_is_never_started():
     """Every candidate is checked before its pool starts, not only where the range grows: a
     refused one is recorded as not run, never chosen, and the climb goes on without it."""
@@ -536,15 +565,21 @@ def test_a_candidate_that_would_not_fit_in_memory_is_never_started():
 
     def room(config: LoaderConfig) -> str | None:
         asked.append(config)
-        return "needs ~900 MiB of /dev/shm for batches in flight, 64 MiB free" if config.num_workers > 2 else None
+        return (
+            "needs ~900 MiB of /dev/shm for batches in flight, 64 MiB free"
+            if config.num_workers > 2
+            else None
+        )
 
     climb = HillClimb(LoaderConfig(), TUNED, _settings(), room=room)
     Loop(fetch_s=0.2, cpu_share=0.05).run(climb)  # storage-bound: the prediction wants many workers
     assert any(c.num_workers > 2 for c in asked)
     refused = [c for c, m in climb.measured.items() if m.failed]
     assert refused and all(c.num_workers > 2 for c in refused)
-    assert all(climb.measured[c].steps == 0 and "not run: needs ~900 MiB" in climb.measured[c].failed
-               for c in refused)
+    assert all(
+        climb.measured[c].steps == 0 and "not run: needs ~900 MiB" in climb.measured[c].failed
+        for c in refused
+    )
     assert climb.best.config.num_workers <= 2 and climb.current.num_workers <= 2
     assert not climb.exploring
 

@@ -43,8 +43,9 @@ def test_the_ram_budget_and_dev_shm_are_shared_among_the_ranks_of_a_node(monkeyp
     assert (one.guard.budget_mib, four.guard.budget_mib) == (8000.0, 2000.0)
     assert (one.guard.shm_sharers, four.guard.shm_sharers) == (1, 4)
     # 100 MiB of /dev/shm free: 4 workers at prefetch 2 hold 12 batches of 5 MiB, 60 MiB in flight
-    monkeypatch.setattr(guard_module, "shm_space",
-                        lambda: ShmSpace(total_mib=100.0, free_mib=100.0))
+    monkeypatch.setattr(
+        guard_module, "shm_space", lambda: ShmSpace(total_mib=100.0, free_mib=100.0)
+    )
     config = LoaderConfig(num_workers=4, prefetch_factor=2)
     for memory in (one, four):
         memory.guard.budget_mib = 1e9
@@ -68,6 +69,7 @@ def test_room_refuses_a_candidate_whose_pool_would_not_fit_now():
 
 def test_the_cost_orders_ram_is_read_off_the_loop_and_kept_for_its_own_configuration():
     import threading
+
     from autotune.online.pool_memory import RamReading
 
     release = threading.Event()
@@ -102,6 +104,7 @@ def test_the_check_reads_one_worker_the_largest(monkeypatch):
     """The check's reading of the pool is its largest worker by RSS (free to read), not every
     worker's PSS (a page-table walk each)."""
     from torch.utils.data import DataLoader
+
     memory = PoolMemory(MemoryGuard(budget_mib=1e9, batch_mib=0.0))
     it = iter(DataLoader(list(range(64)), batch_size=4, num_workers=2))
     next(it)

@@ -5,6 +5,7 @@ another loader never counted as a step, and attributes that read the configurati
 from __future__ import annotations
 
 import torch
+from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 import autotune
 from autotune.online.climb_types import ClimbSettings
@@ -14,15 +15,25 @@ from autotune.online.registry import registry
 from autotune.online.workload import machine_differences
 from autotune.space.config import LoaderConfig
 from autotune.space.cpus import usable_cpus
-from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
-QUICK = {"max_explore_share": 1.0, "window_steps": 4, "window_s": 0.0, "fixed": ["prefetch_factor"],
-         "max_workers": 2}
+QUICK = {
+    "max_explore_share": 1.0,
+    "window_steps": 4,
+    "window_s": 0.0,
+    "fixed": ["prefetch_factor"],
+    "max_workers": 2,
+}
 
 
 def _fake_clocked(loader):
-    loader.tune_with(loader._session.policy, clock=StepClock(
-        lambda: loader.config, (0.010, 0.005), lambda: loader._session.meter._entered is not None))
+    loader.tune_with(
+        loader._session.policy,
+        clock=StepClock(
+            lambda: loader.config,
+            (0.010, 0.005),
+            lambda: loader._session.meter._entered is not None,
+        ),
+    )
     loader._own_policy = False  # the first epoch still decides its role, as in a real run
     return loader
 
@@ -45,13 +56,16 @@ def test_a_factorys_loaders_are_named_by_their_callers_variables():
     loader_train = _create_loader(40)
     loader_eval = _create_loader(10)
     assert (loader_train._session.outbox.name, loader_eval._session.outbox.name) == (
-        "Indices-loader_train", "Indices-loader_eval")
+        "Indices-loader_train",
+        "Indices-loader_eval",
+    )
 
 
 def test_a_loader_recreated_for_the_same_workload_reuses_the_choice(tmp_path):
     def make():
-        loader = autotune.DataLoader(Indices(240), batch_size=1, shuffle=True,
-                                     online={**QUICK, "results_dir": str(tmp_path)})
+        loader = autotune.DataLoader(
+            Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}
+        )
         return _fake_clocked(loader)
 
     first = make()
@@ -64,10 +78,14 @@ def test_a_loader_recreated_for_the_same_workload_reuses_the_choice(tmp_path):
 
 
 def test_an_evaluation_loader_runs_the_training_choice_and_reports_it(tmp_path):
-    train_loader = _fake_clocked(autotune.DataLoader(
-        Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}))
-    val_loader = autotune.DataLoader(Indices(20), batch_size=2,
-                                     online={**QUICK, "results_dir": str(tmp_path)})
+    train_loader = _fake_clocked(
+        autotune.DataLoader(
+            Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}
+        )
+    )
+    val_loader = autotune.DataLoader(
+        Indices(20), batch_size=2, online={**QUICK, "results_dir": str(tmp_path)}
+    )
     list(train_loader)
     chosen = train_loader.config
     with torch.no_grad():
@@ -75,8 +93,10 @@ def test_an_evaluation_loader_runs_the_training_choice_and_reports_it(tmp_path):
     assert batches == [[i, i + 1] for i in range(0, 20, 2)]
     assert val_loader.config.num_workers == chosen.num_workers
     assert not val_loader.tuner_state.exploring and val_loader.tuner_state.exploration_steps == 0
-    reports = {p.name.split("-online-")[1]: (p / "report.md").read_text()
-               for p in (tmp_path / "runs").iterdir()}
+    reports = {
+        p.name.split("-online-")[1]: (p / "report.md").read_text()
+        for p in (tmp_path / "runs").iterdir()
+    }
     assert set(reports) == {"Indices-train_loader", "Indices-val_loader"}
     assert "evaluation loader" in reports["Indices-val_loader"]
     assert "Indices-train_loader" in reports["Indices-val_loader"]
@@ -86,8 +106,10 @@ def test_an_evaluation_loader_before_any_training_choice_runs_as_given():
     val_loader = autotune.DataLoader(Indices(20), batch_size=2, num_workers=1)
     with torch.no_grad():
         assert len(list(val_loader)) == 10
-    assert val_loader.config.num_workers == 1 and "as the script set it" in \
-        val_loader._session.untuned_why
+    assert (
+        val_loader.config.num_workers == 1
+        and "as the script set it" in val_loader._session.untuned_why
+    )
 
 
 def test_shuffling_loaders_share_the_cpus():
@@ -102,8 +124,11 @@ def test_shuffling_loaders_share_the_cpus():
 
 class StepsSeen(HillClimb):
     def __init__(self):
-        super().__init__(LoaderConfig(), ("num_workers",), ClimbSettings(
-            epoch_steps=None, usable_cpus=2, cuda=False, min_horizon_steps=10_000))
+        super().__init__(
+            LoaderConfig(),
+            ("num_workers",),
+            ClimbSettings(epoch_steps=None, usable_cpus=2, cuda=False, min_horizon_steps=10_000),
+        )
         self.steps_s: list[float | None] = []
 
     def observe(self, step):
@@ -155,31 +180,50 @@ def test_time_spent_in_another_loader_is_no_step():
 
 def test_attributes_read_the_configuration_running():
     loader = autotune.DataLoader(Indices(40), batch_size=2, num_workers=0)
-    assert (loader.num_workers, loader.prefetch_factor, loader.persistent_workers) == (0, None, False)
+    assert (loader.num_workers, loader.prefetch_factor, loader.persistent_workers) == (
+        0,
+        None,
+        False,
+    )
     running = LoaderConfig(num_workers=2, prefetch_factor=4, persistent_workers=True)
     loader._session.running_config = running
-    assert (loader.num_workers, loader.prefetch_factor, loader.persistent_workers,
-            loader.pin_memory) == (2, 4, True, False)
+    assert (
+        loader.num_workers,
+        loader.prefetch_factor,
+        loader.persistent_workers,
+        loader.pin_memory,
+    ) == (2, 4, True, False)
     assert loader.given().num_workers == 0  # what torch would run stays the script's
 
 
 def test_a_recipe_of_another_machine_is_a_starting_point():
     here = usable_cpus()
-    assert machine_differences({"usable_cpus": here.count, "ranks_per_node": here.ranks,
-                                "device": "cpu"}, cuda=False) == []
+    assert (
+        machine_differences(
+            {"usable_cpus": here.count, "ranks_per_node": here.ranks, "device": "cpu"}, cuda=False
+        )
+        == []
+    )
     differs = machine_differences({"usable_cpus": here.count + 6, "device": "cuda:0"}, cuda=False)
-    assert differs == [f"usable_cpus {here.count + 6} here {here.count}", "device 'cuda' here 'cpu'"]
+    assert differs == [
+        f"usable_cpus {here.count + 6} here {here.count}",
+        "device 'cuda' here 'cpu'",
+    ]
 
 
 def test_an_evaluation_loader_made_anew_at_each_evaluation_keeps_one_report(tmp_path):
     """transformers' get_eval_dataloader makes the evaluation loader again at every evaluation:
     one report, rewritten, not a run folder per evaluation under one name."""
-    train_loader = _fake_clocked(autotune.DataLoader(
-        Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}))
+    train_loader = _fake_clocked(
+        autotune.DataLoader(
+            Indices(240), batch_size=1, shuffle=True, online={**QUICK, "results_dir": str(tmp_path)}
+        )
+    )
 
     def evaluate():
-        val_loader = autotune.DataLoader(Indices(20), batch_size=2,
-                                         online={**QUICK, "results_dir": str(tmp_path)})
+        val_loader = autotune.DataLoader(
+            Indices(20), batch_size=2, online={**QUICK, "results_dir": str(tmp_path)}
+        )
         with torch.no_grad():
             return [b.tolist() for b in val_loader]
 

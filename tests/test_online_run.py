@@ -27,14 +27,17 @@ def _run_under_boot(tmp_path: Path, code: str, extra_path: str | None = None) ->
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env["PYTHONPATH"], extra_path, str(REPO)) if p)
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(code))
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
 def test_torch_dataloader_is_autotunes_once_torch_is_imported(tmp_path):
-    out = _run_under_boot(tmp_path, """
+    out = _run_under_boot(
+        tmp_path,
+        """
         import sys
         print("torch before:", "torch" in sys.modules)
         from torch.utils.data import DataLoader
@@ -43,7 +46,8 @@ def test_torch_dataloader_is_autotunes_once_torch_is_imported(tmp_path):
         loader = DataLoader(list(range(10)), batch_size=2)
         print(DataLoader is autotune.DataLoader, dl.DataLoader is autotune.DataLoader,
               isinstance(loader, autotune.DataLoader), [b.tolist() for b in loader][:2])
-    """)
+    """,
+    )
     # Nothing imported torch before the script did; then every name points at autotune's class.
     assert "torch before: False" in out
     assert "True True True [[0, 1], [2, 3]]" in out
@@ -53,8 +57,11 @@ def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text("import builtins\nbuiltins.SITE_WAS_HERE = True\n")
-    out = _run_under_boot(tmp_path, "import builtins\nprint(getattr(builtins, 'SITE_WAS_HERE', False))\n",
-                          extra_path=str(site))
+    out = _run_under_boot(
+        tmp_path,
+        "import builtins\nprint(getattr(builtins, 'SITE_WAS_HERE', False))\n",
+        extra_path=str(site),
+    )
     assert out.strip() == "True"
 
 
@@ -63,25 +70,37 @@ def test_an_autotune_that_cannot_patch_leaves_the_script_torchs_loader(tmp_path)
     costs the tuning, never the training: one line on stderr, torch's own DataLoader."""
     broken = tmp_path / "broken"
     (broken / "autotune").mkdir(parents=True)
-    (broken / "autotune" / "__init__.py").write_text("raise ImportError('a dependency is missing')\n")
+    (broken / "autotune" / "__init__.py").write_text(
+        "raise ImportError('a dependency is missing')\n"
+    )
     env = child_environment(OnlineOptions(results_dir=None))
     env["PYTHONPATH"] = os.pathsep.join((env["PYTHONPATH"], str(broken)))
     script = tmp_path / "script.py"
-    script.write_text("from torch.utils.data import DataLoader\n"
-                      "print(type(DataLoader(list(range(4)), batch_size=2)).__module__,"
-                      " [b.tolist() for b in DataLoader(list(range(4)), batch_size=2)])\n")
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                          timeout=120)
+    script.write_text(
+        "from torch.utils.data import DataLoader\n"
+        "print(type(DataLoader(list(range(4)), batch_size=2)).__module__,"
+        " [b.tolist() for b in DataLoader(list(range(4)), batch_size=2)])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "torch.utils.data.dataloader [[0, 1], [2, 3]]"
-    assert "autotune run: torch's DataLoader is not tuned in this process (ImportError: a dependency" \
+    assert (
+        "autotune run: torch's DataLoader is not tuned in this process (ImportError: a dependency"
         " is missing); the script runs with torch's own" in done.stderr
+    )
 
 
 def test_the_options_reach_the_child_as_json():
-    env = child_environment(OnlineOptions(results_dir=Path("out"), fixed=("num_workers",)), {"A": "1"})
-    assert json.loads(env[ENV_VAR]) == {"results_dir": "out", "fixed": ["num_workers"],
-                                       "notices": "settled"}  # the command prints the reports
+    env = child_environment(
+        OnlineOptions(results_dir=Path("out"), fixed=("num_workers",)), {"A": "1"}
+    )
+    assert json.loads(env[ENV_VAR]) == {
+        "results_dir": "out",
+        "fixed": ["num_workers"],
+        "notices": "settled",
+    }  # the command prints the reports
     assert env["A"] == "1" and env["PYTHONPATH"].endswith(os.path.join("online", "boot"))
 
 
@@ -117,26 +136,66 @@ def test_only_the_run_folders_written_since_the_start_are_reported(tmp_path):
     assert new_run_folders(tmp_path, before) == [new]
 
 
-def test_options_already_in_the_environment_are_kept_unless_a_flag_says_otherwise(tmp_path, monkeypatch):
+def test_options_already_in_the_environment_are_kept_unless_a_flag_says_otherwise(
+    tmp_path, monkeypatch
+):
     script = tmp_path / "show.py"
     script.write_text(f"import os\nprint('OPTIONS', os.environ[{ENV_VAR!r}])\n")
     monkeypatch.setenv(ENV_VAR, json.dumps({"fixed": ["pin_memory"]}))
-    kept = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(tmp_path),
-                           str(script)], capture_output=True, text=True, timeout=120)
-    assert json.loads(kept.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == ["pin_memory"]
-    flagged = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir", str(tmp_path),
-                              "--fix", "num_workers", str(script)], capture_output=True, text=True,
-                             timeout=120)
-    assert json.loads(flagged.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == ["num_workers"]
+    kept = subprocess.run(
+        [sys.executable, "-m", "autotune", "run", "--results-dir", str(tmp_path), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(kept.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == [
+        "pin_memory"
+    ]
+    flagged = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autotune",
+            "run",
+            "--results-dir",
+            str(tmp_path),
+            "--fix",
+            "num_workers",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(flagged.stdout.split("OPTIONS ", 1)[1].splitlines()[0])["fixed"] == [
+        "num_workers"
+    ]
 
 
 def test_everything_after_the_script_is_the_scripts(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys\nprint('ARGS', sys.argv[1:])\n")
-    done = subprocess.run([sys.executable, "-m", "autotune", "run", "--results-dir",
-                           str(tmp_path / "r"), str(script), "--epochs", "10", "--debug",
-                           "--results-dir", "out", "--", "x"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autotune",
+            "run",
+            "--results-dir",
+            str(tmp_path / "r"),
+            str(script),
+            "--epochs",
+            "10",
+            "--debug",
+            "--results-dir",
+            "out",
+            "--",
+            "x",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ARGS ['--epochs', '10', '--debug', '--results-dir', 'out', '--', 'x']" in done.stdout
 
@@ -154,23 +213,41 @@ def test_an_unwritable_results_dir_is_one_line_before_the_script_runs(tmp_path):
 
 def test_exit_codes_are_the_shells():
     from autotune.cli.run_cmd import exit_code
-    assert exit_code(0) == 0 and exit_code(3) == 3 and exit_code(-15) == 143 and exit_code(-2) == 130
+
+    assert (
+        exit_code(0) == 0 and exit_code(3) == 3 and exit_code(-15) == 143 and exit_code(-2) == 130
+    )
 
 
 def _wait_under_autotune_run(tmp_path: Path, handlers: str) -> subprocess.Popen:
     """`autotune run` on a script that installs `handlers`, says it is ready and sleeps; returned
     once it is ready. autotune run leads a session of its own (its group id is its pid)."""
     import time
+
     script, ready = tmp_path / "waits.py", tmp_path / "ready"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import signal, sys, time
         {handlers}
         open({ready!r}, "w").write("")
         time.sleep(60)
-    """).format(handlers=handlers, ready=str(ready)))
-    proc = subprocess.Popen([sys.executable, "-m", "autotune", "run", "--results-dir",
-                             str(tmp_path / "r"), str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    """).format(handlers=handlers, ready=str(ready))
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autotune",
+            "run",
+            "--results-dir",
+            str(tmp_path / "r"),
+            str(script),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -179,7 +256,10 @@ def _wait_under_autotune_run(tmp_path: Path, handlers: str) -> subprocess.Popen:
 
 def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
     import signal
-    proc = _wait_under_autotune_run(tmp_path, "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))")
+
+    proc = _wait_under_autotune_run(
+        tmp_path, "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))"
+    )
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 7  # the script's own handler decided, and its code came back
 
@@ -206,17 +286,23 @@ def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_pat
 @pytest.mark.parametrize("to_group", [False, True], ids=["to-autotune-run", "to-the-group"])
 @pytest.mark.parametrize("handled, code", [(True, 5), (False, 130)])
 def test_sigint_reaches_the_script_once_and_autotune_run_reports_and_passes_its_code(
-        tmp_path, handled, code, to_group):
+    tmp_path, handled, code, to_group
+):
     """SIGINT to `autotune run` alone, or to its whole process group (as a supervisor or
     `kill -INT -PGID` sends it), outside a terminal: the script gets it once, autotune run
     survives it, waits for the script to end, says what it wrote and returns the script's code
     (130 where the script died of the signal). A second SIGINT would end a script whose handler
     exits with 5 with 130 instead, while its handler ran."""
     import signal
+
     calls = tmp_path / "calls"
     # The handler notes each call and takes a second to exit: a second SIGINT would be seen.
-    handler = (f"signal.signal(signal.SIGINT, lambda *a: (open({str(calls)!r}, 'a').write('x'),"
-               " time.sleep(1), sys.exit(5)))" if handled else "")
+    handler = (
+        f"signal.signal(signal.SIGINT, lambda *a: (open({str(calls)!r}, 'a').write('x'),"
+        " time.sleep(1), sys.exit(5)))"
+        if handled
+        else ""
+    )
     proc = _wait_under_autotune_run(tmp_path, handler)
     if to_group:
         os.killpg(proc.pid, signal.SIGINT)  # start_new_session: its group id is its pid
@@ -235,11 +321,15 @@ def test_a_script_whose_autotune_run_is_killed_does_not_train_on_as_an_orphan(tm
     sent SIGTERM when autotune run dies (Linux)."""
     import signal
     import time
+
     if not sys.platform.startswith("linux"):
         pytest.skip("the parent-death signal is Linux's")
     ended = tmp_path / "ended"
-    proc = _wait_under_autotune_run(tmp_path, "signal.signal(signal.SIGTERM, lambda *a:"
-                                    f" (open({str(ended)!r}, 'w').write('SIGTERM'), sys.exit(0)))")
+    proc = _wait_under_autotune_run(
+        tmp_path,
+        "signal.signal(signal.SIGTERM, lambda *a:"
+        f" (open({str(ended)!r}, 'w').write('SIGTERM'), sys.exit(0)))",
+    )
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     deadline = time.monotonic() + 30
@@ -252,6 +342,7 @@ def test_a_signal_before_the_script_has_started_is_sent_to_it_once_it_has():
     """autotune run's handlers are in place before the script starts; a SIGTERM that came in
     between is not lost (nor does it end autotune run, leaving the script without it)."""
     import signal
+
     from autotune.cli.run_cmd import forwarded_signals
 
     class Child:

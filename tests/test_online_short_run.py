@@ -64,7 +64,6 @@ def test_a_known_run_stops_before_a_candidate_it_cannot_repay():
     assert short.current.num_workers == 5
 
 
-
 def test_a_candidate_the_run_cannot_repay_is_not_checked_for_memory_either():
     """The memory check reads every process's PSS (milliseconds a worker): it comes after the
     steps left have said a candidate is worth starting, not before."""
@@ -78,6 +77,7 @@ def test_a_candidate_the_run_cannot_repay_is_not_checked_for_memory_either():
     _fed_from(3, Loop(startup_s=0.3)).run(short)
     assert short.stop_reason is StopReason.RUN_END
     assert [c.num_workers for c in checked] == [5]  # the jump; not the 4 it stopped before
+
 
 def test_the_horizon_is_at_most_the_run():
     assert _settings(epoch_steps=16).horizon_steps == 600
@@ -97,7 +97,9 @@ def _dataset(n):
 
 
 def test_epochs_make_the_total_from_the_loaders_length():
-    loader = autotune.DataLoader(_dataset(64), batch_size=4, online={"epochs": 10, "results_dir": None})
+    loader = autotune.DataLoader(
+        _dataset(64), batch_size=4, online={"epochs": 10, "results_dir": None}
+    )
     it = iter(loader)
     next(it)
     assert loader._session.policy.settings.total_steps == 160
@@ -113,6 +115,7 @@ def test_at_the_runs_end_a_tied_candidate_running_is_kept():
     """Starved at 5 workers whatever the prefetch: pf4 ties with pf2 and is dearer, so a long run
     keeps pf2; a 200-step run that cannot repay another candidate stays on the pf4 it runs, as
     switching back would start a pool again for nothing."""
+
     def loop():
         model = Loop(startup_s=0.4)
         model.timing = lambda c: (0.103, 0.083) if c.num_workers == 0 else (0.030, 0.012)

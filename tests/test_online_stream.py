@@ -4,12 +4,12 @@ torch DataLoader's), across switches to and from worker processes."""
 
 import pytest
 import torch
+from online_fakes import Indices, SwitchEvery, _nothing_written_at_exit, as_lists  # noqa: F401
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SubsetRandomSampler
 from torch.utils.data.distributed import DistributedSampler
 
 import autotune
 from autotune.online.index_stream import IndexStream
-from online_fakes import Indices, SwitchEvery, _nothing_written_at_exit, as_lists  # noqa: F401
 
 N = 30
 EPOCHS = 2
@@ -33,17 +33,24 @@ def _online(kwargs_of, k=3):
         loader = autotune.DataLoader(**kwargs_of())
         loader.tune_with(SwitchEvery(k))
         return loader
+
     return make
 
 
 CASES = {
-    "shuffle with generator": lambda: dict(dataset=Indices(N), batch_size=4, shuffle=True,
-                                           generator=torch.Generator().manual_seed(7)),
+    "shuffle with generator": lambda: dict(
+        dataset=Indices(N), batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(7)
+    ),
     "shuffle, global RNG": lambda: dict(dataset=Indices(N), batch_size=4, shuffle=True),
-    "custom sampler": lambda: dict(dataset=Indices(N), batch_size=3,
-                                   sampler=SubsetRandomSampler(list(range(N)))),
-    "batch_sampler": lambda: dict(dataset=Indices(N), batch_sampler=BatchSampler(
-        RandomSampler(range(N), generator=torch.Generator().manual_seed(3)), 4, False)),
+    "custom sampler": lambda: dict(
+        dataset=Indices(N), batch_size=3, sampler=SubsetRandomSampler(list(range(N)))
+    ),
+    "batch_sampler": lambda: dict(
+        dataset=Indices(N),
+        batch_sampler=BatchSampler(
+            RandomSampler(range(N), generator=torch.Generator().manual_seed(3)), 4, False
+        ),
+    ),
     "drop_last": lambda: dict(dataset=Indices(N), batch_size=4, shuffle=True, drop_last=True),
     "no batching": lambda: dict(dataset=Indices(12), batch_size=None, shuffle=True),
 }
@@ -81,8 +88,15 @@ def test_distributed_sampler_with_set_epoch(rank):
 
 def test_persistent_workers_given_draw_one_base_seed_like_torch():
     def kwargs_of():
-        return dict(dataset=Indices(N), batch_size=4, shuffle=True, num_workers=1,
-                    persistent_workers=True, generator=torch.Generator().manual_seed(11))
+        return dict(
+            dataset=Indices(N),
+            batch_size=4,
+            shuffle=True,
+            num_workers=1,
+            persistent_workers=True,
+            generator=torch.Generator().manual_seed(11),
+        )
+
     expected, _ = _epochs(lambda: DataLoader(**kwargs_of()))
     got, _ = _epochs(_online(kwargs_of, k=4))
     assert got == expected
@@ -117,10 +131,12 @@ class WorkerSeed(Indices):
 
 def test_worker_seeds_are_deterministic_and_new_per_segment():
     def run():
-        loader = autotune.DataLoader(WorkerSeed(24), batch_size=2, shuffle=True,
-                                     generator=torch.Generator().manual_seed(9))
+        loader = autotune.DataLoader(
+            WorkerSeed(24), batch_size=2, shuffle=True, generator=torch.Generator().manual_seed(9)
+        )
         loader.tune_with(SwitchEvery(4))
         return [int(seed) for _ in range(2) for _, seeds in loader for seed in seeds]
+
     first = run()
     assert first == run()
     worker_seeds = {s for s in first if s != -1}
@@ -132,11 +148,13 @@ def test_freed_by_reference_counts_alone():
     forked worker and shut down from there the queues the parent's workers still use."""
     import gc
     import weakref
+
     gc.collect()
     gc.disable()
     try:
-        loader = autotune.DataLoader(Indices(20), batch_size=2, num_workers=1,
-                                     persistent_workers=True)
+        loader = autotune.DataLoader(
+            Indices(20), batch_size=2, num_workers=1, persistent_workers=True
+        )
         loader.tune_with(SwitchEvery(3))
         it = iter(loader)
         for _ in range(5):

@@ -7,12 +7,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from benchmarks.overhead import autotune_hooks, compare, measure_overhead
-from benchmarks.overhead_report import write_report
-from benchmarks.overhead_result import AUTOTUNE, CONTROL, PROFILER, STAGES, AccountedCost, StageCost
 from autotune.cli.app import app
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
+from benchmarks.overhead import autotune_hooks, compare, measure_overhead
+from benchmarks.overhead_report import write_report
+from benchmarks.overhead_result import AUTOTUNE, CONTROL, PROFILER, STAGES, AccountedCost, StageCost
 
 CPU = torch.device("cpu")
 W1 = LoaderConfig(num_workers=1, prefetch_factor=2)
@@ -59,9 +59,22 @@ def test_accounted_bound_adds_span_time_per_step_and_sampler_cpu():
 
 
 def test_overhead_command_writes_results_bench(tmp_path):
-    result = CliRunner().invoke(app, ["overhead", "sim:cpu_ms=0.1,step_ms=3,batch=8,length=512",
-                                      "--num-workers", "1", "--pairs", "1", "--segment", "0.1",
-                                      "--results-dir", str(tmp_path)], terminal_width=200)
+    result = CliRunner().invoke(
+        app,
+        [
+            "overhead",
+            "sim:cpu_ms=0.1,step_ms=3,batch=8,length=512",
+            "--num-workers",
+            "1",
+            "--pairs",
+            "1",
+            "--segment",
+            "0.1",
+            "--results-dir",
+            str(tmp_path),
+        ],
+        terminal_width=200,
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "bench" / "overhead.md").is_file()
     assert json.loads((tmp_path / "bench" / "overhead.json").read_text())["variants"]
@@ -72,12 +85,23 @@ def test_budget_is_judged_by_the_accounted_cost_when_the_machine_is_noisy():
 
     result = OverheadResult("w", W1, "cpu", 0.5)
     result.comparisons[CONTROL] = Comparison([(100.0, 80.0), (100.0, 120.0), (100.0, 100.0)])
-    result.comparisons[AUTOTUNE] = Comparison([(100.0, 90.0)] * 3)  # -10%: noise this wide says nothing
-    result.accounted = AccountedCost(span_us=1.0, spans_per_step=3, step_ms=10.0,
-                                     sampler_cpu_ms_per_s=10.0)
+    result.comparisons[AUTOTUNE] = Comparison(
+        [(100.0, 90.0)] * 3
+    )  # -10%: noise this wide says nothing
+    result.accounted = AccountedCost(
+        span_us=1.0, spans_per_step=3, step_ms=10.0, sampler_cpu_ms_per_s=10.0
+    )
     assert result.noise_pct > 2
     assert result.within_budget  # 1.03% accounted
-    quiet = OverheadResult("w", W1, "cpu", 0.5, comparisons={
-        CONTROL: Comparison([(100.0, 100.5)] * 3), AUTOTUNE: Comparison([(100.0, 90.0)] * 3)},
-        accounted=result.accounted)
+    quiet = OverheadResult(
+        "w",
+        W1,
+        "cpu",
+        0.5,
+        comparisons={
+            CONTROL: Comparison([(100.0, 100.5)] * 3),
+            AUTOTUNE: Comparison([(100.0, 90.0)] * 3),
+        },
+        accounted=result.accounted,
+    )
     assert not quiet.within_budget  # quiet enough: the measured 10% decides

@@ -12,8 +12,9 @@ from autotune.workload.spec import load_workload
 
 
 def test_photos_is_a_real_jpeg_pipeline_with_its_own_sizes(tmp_path, monkeypatch):
-    folder = jpegs.make_jpeg_folder(tmp_path / "photos", images=4, classes=2, min_side=64,
-                                    max_side=96)
+    folder = jpegs.make_jpeg_folder(
+        tmp_path / "photos", images=4, classes=2, min_side=64, max_side=96
+    )
     monkeypatch.setattr(builtin, "photos_folder", lambda: folder)
     threads = torch.get_num_threads()
     try:

@@ -39,9 +39,15 @@ def test_distribution_name_license_and_classifiers(pyproject):
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
     assert "END OF TERMS AND CONDITIONS" in license_text  # the full text, not a pointer to it
     assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
-    claimed = {c.rsplit(":: ", 1)[1] for c in project["classifiers"]
-               if c.startswith("Programming Language :: Python :: 3.")}
-    assert project["requires-python"] == f">={min(claimed, key=lambda v: tuple(map(int, v.split('.'))))}"
+    claimed = {
+        c.rsplit(":: ", 1)[1]
+        for c in project["classifiers"]
+        if c.startswith("Programming Language :: Python :: 3.")
+    }
+    assert (
+        project["requires-python"]
+        == f">={min(claimed, key=lambda v: tuple(map(int, v.split('.'))))}"
+    )
 
 
 def test_version_option():
@@ -56,10 +62,16 @@ def test_git_commit_only_at_a_checkouts_root(tmp_path):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "f").write_text("x")
     subprocess.run(["git", "-C", str(repo), "add", "f"], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "commit", "-qm", "m"], check=True)
-    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"],
+        check=True,
+    )
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert git_commit(repo) == head
     (repo / "f").write_text("changed")
     assert git_commit(repo) == f"{head}+dirty"
@@ -70,10 +82,12 @@ def test_git_commit_only_at_a_checkouts_root(tmp_path):
 
 
 def test_every_recipe_records_the_autotune_that_made_it(tmp_path):
-    recipe = Recipe.from_config(LoaderConfig(num_workers=2, prefetch_factor=2),
-                                measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0,
-                                          "speedup": 1.0},
-                                workload={"name": "t"}, environment={})
+    recipe = Recipe.from_config(
+        LoaderConfig(num_workers=2, prefetch_factor=2),
+        measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0, "speedup": 1.0},
+        workload={"name": "t"},
+        environment={},
+    )
     assert recipe.made_by == MadeBy(version=autotune.__version__, commit=this_commit())
     path = recipe.save(tmp_path / "r.json")
     assert load_recipe(path).made_by == recipe.made_by

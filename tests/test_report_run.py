@@ -20,8 +20,14 @@ SHORT = {"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.8, "warmup_steps":
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     workload = simulated_workload(SimSpec.parse("cpu_ms=1,step_ms=2,batch=8,length=512"))
-    return tune(workload, max_trials=4, budget_s=60, burst=SHORT, max_workers=3,
-                results_dir=tmp_path_factory.mktemp("results"))
+    return tune(
+        workload,
+        max_trials=4,
+        budget_s=60,
+        burst=SHORT,
+        max_workers=3,
+        results_dir=tmp_path_factory.mktemp("results"),
+    )
 
 
 def test_plots_are_written_as_real_pngs(run):
@@ -35,8 +41,14 @@ def test_plots_are_written_as_real_pngs(run):
 def test_report_links_resolve_and_show_the_verdict(run):
     report = run.files["report"].read_text()
     links = re.findall(r"\]\(([^)]+)\)", report)
-    for target in ("recipe.json", "trials.md", "trials.csv", "plots/step_split.png",
-                   "plots/workers.png", "plots/progress.png"):
+    for target in (
+        "recipe.json",
+        "trials.md",
+        "trials.csv",
+        "plots/step_split.png",
+        "plots/workers.png",
+        "plots/progress.png",
+    ):
         assert target in links
     for link in links:
         assert (run.run_dir / link).is_file(), link
@@ -73,9 +85,22 @@ def test_recipe_in_the_run_folder_has_the_diagnosis(run):
 
 
 def test_tune_command_ends_by_printing_the_report_path(tmp_path):
-    result = CliRunner().invoke(app, ["tune", "sim:cpu_ms=0.5,step_ms=2,batch=8,length=512",
-                                      "--trials", "2", "--budget", "60", "--max-workers", "2",
-                                      "--results-dir", str(tmp_path)], terminal_width=200)
+    result = CliRunner().invoke(
+        app,
+        [
+            "tune",
+            "sim:cpu_ms=0.5,step_ms=2,batch=8,length=512",
+            "--trials",
+            "2",
+            "--budget",
+            "60",
+            "--max-workers",
+            "2",
+            "--results-dir",
+            str(tmp_path),
+        ],
+        terminal_width=200,
+    )
     assert result.exit_code == 0, result.output
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("report: ") and last.endswith("report.md")

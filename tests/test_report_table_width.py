@@ -7,27 +7,52 @@ from rich.console import Console
 
 from autotune.report.table import COLUMNS, HEADERS, TERMINAL_COLUMNS, to_markdown, to_rich
 
-LONG_FAILURE = ("failed: RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed."
-                " out of memory?")
+LONG_FAILURE = (
+    "failed: RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed. out of memory?"
+)
 LABELS = ("w0", "w3 pf8 pin persist nb cl stream", "w12 pf4", "w2 pf2")
 
 
 def _row(trial: int, status: str, **knobs) -> dict:
     row = dict.fromkeys(COLUMNS)
-    row.update(trial=trial, num_workers=0, pin_memory=False, prefetch_factor=None,
-               persistent_workers=False, non_blocking=False, channels_last=False,
-               side_stream_prefetch=False, in_order=True, samples_per_s=1234.5, restart_s=0.12,
-               speedup=1.0, data_wait_pct=45.3, bottleneck="input", peak_mem_mib=12345,
-               status=status)
+    row.update(
+        trial=trial,
+        num_workers=0,
+        pin_memory=False,
+        prefetch_factor=None,
+        persistent_workers=False,
+        non_blocking=False,
+        channels_last=False,
+        side_stream_prefetch=False,
+        in_order=True,
+        samples_per_s=1234.5,
+        restart_s=0.12,
+        speedup=1.0,
+        data_wait_pct=45.3,
+        bottleneck="input",
+        peak_mem_mib=12345,
+        status=status,
+    )
     row.update(knobs)
     return row
 
 
-ROWS = [_row(0, "ok"),
-        _row(1, "re-measure", num_workers=3, prefetch_factor=8, pin_memory=True,
-             persistent_workers=True, non_blocking=True, channels_last=True, side_stream_prefetch=True),
-        _row(2, LONG_FAILURE, num_workers=12, prefetch_factor=4),
-        _row(3, "best", num_workers=2, prefetch_factor=2)]
+ROWS = [
+    _row(0, "ok"),
+    _row(
+        1,
+        "re-measure",
+        num_workers=3,
+        prefetch_factor=8,
+        pin_memory=True,
+        persistent_workers=True,
+        non_blocking=True,
+        channels_last=True,
+        side_stream_prefetch=True,
+    ),
+    _row(2, LONG_FAILURE, num_workers=12, prefetch_factor=4),
+    _row(3, "best", num_workers=2, prefetch_factor=2),
+]
 
 
 def _render(width: int | None, rows=ROWS) -> list[str]:
@@ -45,7 +70,9 @@ def test_at_80_columns_every_label_and_status_word_stays_on_one_line():
         cells = [c.strip() for c in line.strip("│").split("│")]
         assert label in cells  # the configuration whole, in its own cell
         status = cells[-1]
-        assert status == row["status"] or (status.endswith("…") and row["status"].startswith(status[:-1]))
+        assert status == row["status"] or (
+            status.endswith("…") and row["status"].startswith(status[:-1])
+        )
 
 
 def test_at_80_columns_the_columns_that_matter_stay_and_headers_are_whole():

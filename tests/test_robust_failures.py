@@ -7,28 +7,35 @@ from __future__ import annotations
 import csv
 import threading
 
+import hostile_workloads as hw
 import pytest
 import torch
+from robust_support import TINY_BURST, child_pids
 
-import hostile_workloads as hw
 from autotune import tune
-from autotune.burst.failure import SHM_HINT, describe_failure
 from autotune.burst import runner as burst_runner
+from autotune.burst.failure import SHM_HINT, describe_failure
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.burst.teardown import release_loader as real_release
 from autotune.burst.watchdog import BurstTimeout
 from autotune.errors import WorkloadError
 from autotune.search.trial import TrialStatus
 from autotune.space.config import LoaderConfig
-from robust_support import TINY_BURST, child_pids
 
 # Hangs are declared after 1 s here, to keep the tests that wait for them short.
 HANG_BURST = TINY_BURST.model_copy(update={"time_limit_s": 1.0})
 
 
 def _tune(workload, tmp_path, **options):
-    options = {"budget_s": 60, "max_trials": 4, "max_workers": 2, "device": "cpu",
-               "results_dir": tmp_path, "burst": TINY_BURST, **options}
+    options = {
+        "budget_s": 60,
+        "max_trials": 4,
+        "max_workers": 2,
+        "device": "cpu",
+        "results_dir": tmp_path,
+        "burst": TINY_BURST,
+        **options,
+    }
     return tune(workload, **options)
 
 
@@ -101,17 +108,23 @@ def test_shared_memory_error_names_dev_shm(tmp_path):
         _tune(hw.shm_full(), tmp_path, max_trials=2)
 
 
-@pytest.mark.parametrize("factory, first_error", [
-    ("raises_everywhere", "ValueError: hostile item 13 is corrupt"),
-    ("ragged", "RuntimeError: stack expects each tensor to be equal size"),
-    ("hangs_everywhere", "time limit of 1 s"),
-])
+@pytest.mark.parametrize(
+    "factory, first_error",
+    [
+        ("raises_everywhere", "ValueError: hostile item 13 is corrupt"),
+        ("ragged", "RuntimeError: stack expects each tensor to be equal size"),
+        ("hangs_everywhere", "time limit of 1 s"),
+    ],
+)
 def test_workload_failing_everywhere_stops_early_as_broken(tmp_path, factory, first_error):
     before = child_pids()
     with pytest.raises(WorkloadError) as caught:
         _tune(getattr(hw, factory)(), tmp_path, max_trials=20, burst=HANG_BURST)
     message = str(caught.value)
-    assert "is broken: it failed in all 3 configurations tried (PyTorch's defaults included)" in message
+    assert (
+        "is broken: it failed in all 3 configurations tried (PyTorch's defaults included)"
+        in message
+    )
     assert first_error in message and "\n" not in message
     assert "Traceback (most recent call last)" in caught.value.detail
     run_dir = next((tmp_path / "runs").iterdir())
@@ -122,8 +135,9 @@ def test_workload_failing_everywhere_stops_early_as_broken(tmp_path, factory, fi
 
 def test_watchdog_stops_a_step_hung_in_the_main_process():
     workload = hw.hangs_everywhere()
-    settings = BurstSettings(min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1,
-                             time_limit_s=1.0)
+    settings = BurstSettings(
+        min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1, time_limit_s=1.0
+    )
     # Stopped at all is the point (a hang would last until pytest's timeout): BurstTimeout comes
     # from the watchdog alone.
     with pytest.raises(BurstTimeout):
@@ -133,13 +147,16 @@ def test_watchdog_stops_a_step_hung_in_the_main_process():
 def test_dataloader_timeout_guards_bursts_off_the_main_thread():
     """Off the main thread there is no SIGALRM watchdog: the DataLoader's own timeout fires."""
     before = child_pids()
-    settings = BurstSettings(min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1,
-                             time_limit_s=1.0)
+    settings = BurstSettings(
+        min_steps=2, min_seconds=0.1, max_seconds=0.3, warmup_steps=1, time_limit_s=1.0
+    )
     caught: list[BaseException] = []
 
     def burst() -> None:
         try:
-            run_burst(hw.hangs_in_workers(), LoaderConfig(num_workers=1), torch.device("cpu"), settings)
+            run_burst(
+                hw.hangs_in_workers(), LoaderConfig(num_workers=1), torch.device("cpu"), settings
+            )
         except Exception as exc:
             caught.append(exc)
 
@@ -151,19 +168,30 @@ def test_dataloader_timeout_guards_bursts_off_the_main_thread():
     assert child_pids() <= before
 
 
-@pytest.mark.parametrize("message, expected", [
-    ("DataLoader worker (pid 4242) is killed by signal: Killed. ",
-     "DataLoader worker (pid 4242) was killed by signal: SIGKILL, as the OOM killer sends:"
-     " out of memory?"),
-    ("DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that"
-     " dataloader's workers are out of shared memory. Please try to raise your shared memory"
-     " limit.",
-     f"DataLoader worker (pid 4242) was killed by signal: {SHM_HINT}"),
-    ("DataLoader worker (pid(s) 4242, 4243) exited unexpectedly",
-     "DataLoader worker (pid 4242, 4243) exited unexpectedly (killed, e.g. out of memory?)"),
-    ("DataLoader timed out after 30 seconds",
-     "a DataLoader worker delivered no batch in 30 s (a hung worker or dataset item)"),
-])
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        (
+            "DataLoader worker (pid 4242) is killed by signal: Killed. ",
+            "DataLoader worker (pid 4242) was killed by signal: SIGKILL, as the OOM killer sends:"
+            " out of memory?",
+        ),
+        (
+            "DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that"
+            " dataloader's workers are out of shared memory. Please try to raise your shared memory"
+            " limit.",
+            f"DataLoader worker (pid 4242) was killed by signal: {SHM_HINT}",
+        ),
+        (
+            "DataLoader worker (pid(s) 4242, 4243) exited unexpectedly",
+            "DataLoader worker (pid 4242, 4243) exited unexpectedly (killed, e.g. out of memory?)",
+        ),
+        (
+            "DataLoader timed out after 30 seconds",
+            "a DataLoader worker delivered no batch in 30 s (a hung worker or dataset item)",
+        ),
+    ],
+)
 def test_torch_worker_errors_become_one_actionable_line(message, expected):
     assert describe_failure(RuntimeError(message)) == expected
 

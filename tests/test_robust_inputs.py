@@ -6,20 +6,23 @@ from __future__ import annotations
 import json
 
 import pytest
+from robust_support import HOSTILE, run_cli, spec
 from typer.testing import CliRunner
 
 from autotune.cli.app import app
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
-from robust_support import HOSTILE, run_cli, spec
 
 BAD_INPUT = 2
 
 
 def _recipe_json() -> dict:
-    recipe = Recipe.from_config(LoaderConfig(num_workers=2, prefetch_factor=2),
-                                measured={"samples_per_s": 2.0, "baseline_samples_per_s": 1.0,
-                                          "speedup": 2.0}, workload={}, environment={})
+    recipe = Recipe.from_config(
+        LoaderConfig(num_workers=2, prefetch_factor=2),
+        measured={"samples_per_s": 2.0, "baseline_samples_per_s": 1.0, "speedup": 2.0},
+        workload={},
+        environment={},
+    )
     return json.loads(recipe.to_json())
 
 
@@ -36,7 +39,10 @@ TUNE_CASES = [
     ([spec("nope")], f"{HOSTILE} has no callable 'nope'"),
     (["autotune.workload.simulated:nope"], "autotune.workload.simulated has no callable 'nope'"),
     ([spec("not_a_workload")], "returned Items, not an autotune.Workload"),
-    ([spec("factory_raises")], "the factory raised FileNotFoundError: /data/train: no such dataset"),
+    (
+        [spec("factory_raises")],
+        "the factory raised FileNotFoundError: /data/train: no such dataset",
+    ),
     ([spec("empty")], "dataset of workload 'empty' is empty"),
     ([spec("smaller_than_a_batch")], "has 7 items, fewer than one batch of 8"),
     ([spec("zero_batch")], "batch_size must be a positive integer, got 0"),
@@ -68,7 +74,9 @@ def test_unwritable_results_dir(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     result = CliRunner().invoke(app, ["tune", "sim", "--results-dir", str(blocker / "results")])
-    _one_line_error(result, f"--results-dir {blocker / 'results'} is not writable (Not a directory)")
+    _one_line_error(
+        result, f"--results-dir {blocker / 'results'} is not writable (Not a directory)"
+    )
 
 
 def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
@@ -81,14 +89,25 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
 RECIPE_CASES = [
     ("{not json", "is not JSON (line 1: Expecting property name enclosed in double quotes)"),
     ('["a list"]', "is not a recipe: expected a JSON object"),
-    (json.dumps({"autotune_recipe": 2}), "unsupported autotune_recipe version 2 (this autotune reads version 1)"),
+    (
+        json.dumps({"autotune_recipe": 2}),
+        "unsupported autotune_recipe version 2 (this autotune reads version 1)",
+    ),
     (_with("dataloader", "num_wrkers", 2), "dataloader.num_wrkers: Extra inputs are not permitted"),
-    (_with("dataloader", "num_workers", -1), "dataloader.num_workers: Input should be greater than or equal to 0"),
-    (_with("transfer", "non_blocking", "sometimes"), "transfer.non_blocking: Input should be a valid boolean"),
+    (
+        _with("dataloader", "num_workers", -1),
+        "dataloader.num_workers: Input should be greater than or equal to 0",
+    ),
+    (
+        _with("transfer", "non_blocking", "sometimes"),
+        "transfer.non_blocking: Input should be a valid boolean",
+    ),
 ]
 
 
-@pytest.mark.parametrize("text, expected", RECIPE_CASES, ids=[e.split(":")[0] for _, e in RECIPE_CASES])
+@pytest.mark.parametrize(
+    "text, expected", RECIPE_CASES, ids=[e.split(":")[0] for _, e in RECIPE_CASES]
+)
 def test_bad_recipe_is_one_line_and_exit_2(tmp_path, text, expected):
     path = tmp_path / "recipe.json"
     path.write_text(text)

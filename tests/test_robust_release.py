@@ -8,6 +8,7 @@ import time
 import psutil
 import pytest
 import torch
+from robust_support import child_pids
 
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.burst.watchdog import BurstTimeout
@@ -15,7 +16,6 @@ from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import MIB
 from autotune.workload.base import Workload
 from autotune.workload.simulated import SimSpec, simulated_workload
-from robust_support import child_pids
 
 BURSTS = 50
 WARM_BURSTS = 10  # allocator and import caches settle in the first bursts
@@ -23,16 +23,21 @@ WARM_BURSTS = 10  # allocator and import caches settle in the first bursts
 # buffer per burst, which is what a leak here would look like.
 MAX_GROWTH_MIB = 32
 
-CONFIGS = (LoaderConfig(), LoaderConfig(num_workers=1, prefetch_factor=2),
-           LoaderConfig(num_workers=2, prefetch_factor=1, persistent_workers=True),
-           LoaderConfig(num_workers=2))
+CONFIGS = (
+    LoaderConfig(),
+    LoaderConfig(num_workers=1, prefetch_factor=2),
+    LoaderConfig(num_workers=2, prefetch_factor=1, persistent_workers=True),
+    LoaderConfig(num_workers=2),
+)
 
 
 def test_fifty_bursts_leave_no_process_and_no_memory_behind():
-    workload = simulated_workload(SimSpec(cpu_ms=0.2, step_ms=1, batch=8, shape=(3, 8, 8),
-                                          length=256))
-    settings = BurstSettings(min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1,
-                             time_limit_s=10)
+    workload = simulated_workload(
+        SimSpec(cpu_ms=0.2, step_ms=1, batch=8, shape=(3, 8, 8), length=256)
+    )
+    settings = BurstSettings(
+        min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1, time_limit_s=10
+    )
     me = psutil.Process()
     before = child_pids()
     rss_warm = None
@@ -65,10 +70,17 @@ class SlowToStartSampler(torch.utils.data.Sampler):
 
 def test_a_time_limit_inside_worker_start_up_leaves_no_worker_behind():
     sim = simulated_workload(SimSpec(cpu_ms=0.1, step_ms=1, batch=8, shape=(3, 8, 8), length=64))
-    workload = Workload(sim.dataset, sim.batch_size, sim.step, sampler=SlowToStartSampler(64),
-                        name="slow-to-start", device="cpu")
-    settings = BurstSettings(min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1,
-                             time_limit_s=0.5)
+    workload = Workload(
+        sim.dataset,
+        sim.batch_size,
+        sim.step,
+        sampler=SlowToStartSampler(64),
+        name="slow-to-start",
+        device="cpu",
+    )
+    settings = BurstSettings(
+        min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1, time_limit_s=0.5
+    )
     before = child_pids()
     with pytest.raises(BurstTimeout):
         run_burst(workload, LoaderConfig(num_workers=2), torch.device("cpu"), settings)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 import signal
 
-import pytest
-
 import hostile_workloads as hw
+import pytest
+from robust_support import TINY_BURST, child_pids
+
 from autotune import tune
 from autotune.errors import OptionsError
 from autotune.search.interrupt import TuningInterrupted
@@ -17,17 +18,23 @@ from autotune.search.study import open_study, trials_of
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.base import Workload
 from autotune.workload.simulated import SleepStep
-from robust_support import TINY_BURST, child_pids
 
 # The trial counts asserted here are set by max_trials alone: the early-stop rules would end a
 # search whose best lands within 5% of the device ceiling, which `slow` at 2 workers does or does
 # not by a few samples/s from run to run.
-OPTIONS = {"budget_s": 60, "max_workers": 2, "device": "cpu", "burst": TINY_BURST, "early_stop": False}
+OPTIONS = {
+    "budget_s": 60,
+    "max_workers": 2,
+    "device": "cpu",
+    "burst": TINY_BURST,
+    "early_stop": False,
+}
 
 
 def _journal_trials(run_dir):
-    return trials_of(open_study(seed=0, storage=str(run_dir / "study.journal"),
-                                study_name=_only_study(run_dir)))
+    return trials_of(
+        open_study(seed=0, storage=str(run_dir / "study.journal"), study_name=_only_study(run_dir))
+    )
 
 
 def _only_study(run_dir):
@@ -67,7 +74,7 @@ def test_resume_continues_without_measuring_again(tmp_path):
     first = tune(hw.slow(), results_dir=tmp_path, max_trials=3, **OPTIONS)
     resumed = tune(hw.slow(), resume=first.run_dir, max_trials=5, **OPTIONS)
     assert resumed.run_dir == first.run_dir
-    assert [_key(t) for t in resumed.trials[:len(first.trials)]] == [_key(t) for t in first.trials]
+    assert [_key(t) for t in resumed.trials[: len(first.trials)]] == [_key(t) for t in first.trials]
     configs = [t.config for t in _searched(resumed.trials)]
     assert len(configs) == 5 and len(set(configs)) == 5
     assert resumed.baseline.config == PYTORCH_DEFAULTS
@@ -77,7 +84,9 @@ def test_resume_continues_without_measuring_again(tmp_path):
 
 def test_resume_refuses_another_workload(tmp_path):
     first = tune(hw.slow(), results_dir=tmp_path, max_trials=1, **OPTIONS)
-    with pytest.raises(OptionsError, match="was measured with workload.name slow, not raises-in-workers"):
+    with pytest.raises(
+        OptionsError, match="was measured with workload.name slow, not raises-in-workers"
+    ):
         tune(hw.raises_in_workers(), resume=first.run_dir, max_trials=2, **OPTIONS)
 
 
@@ -87,7 +96,7 @@ def test_journal_cut_mid_append_is_repaired_on_resume(tmp_path):
     with open(journal, "ab") as f:  # what a SIGKILL during an append leaves behind
         f.write(b'{"op_code": 5, "worker_id": "x", "trial_id": 1, "sta')
     resumed = tune(hw.slow(), resume=first.run_dir, max_trials=3, **OPTIONS)
-    assert [_key(t) for t in resumed.trials[:len(first.trials)]] == [_key(t) for t in first.trials]
+    assert [_key(t) for t in resumed.trials[: len(first.trials)]] == [_key(t) for t in first.trials]
     assert len(_searched(_journal_trials(first.run_dir))) == 3
     assert journal.read_bytes().endswith(b"\n")
 
@@ -113,8 +122,12 @@ def test_interrupt_keeps_measured_trials_writes_the_report_and_resume_measures_t
     # trials have finished. A tuning of one trial counts the probes' calls and those of the
     # bursts after them (the trial and its record, as many as the noise asked for).
     counter = InterruptingStep(hw.SLOW_STEP_S, at_call=-1)
-    one = tune(Workload(hw.Slow(), hw.BATCH, counter, shuffle=False, name="slow", device="cpu"),
-               results_dir=None, max_trials=1, **OPTIONS)
+    one = tune(
+        Workload(hw.Slow(), hw.BATCH, counter, shuffle=False, name="slow", device="cpu"),
+        results_dir=None,
+        max_trials=1,
+        **OPTIONS,
+    )
     steps = one.trials[0].result.steps
     step = InterruptingStep(hw.SLOW_STEP_S, at_call=counter.calls + steps + 10)
     workload = Workload(hw.Slow(), hw.BATCH, step, shuffle=False, name="slow", device="cpu")
@@ -133,7 +146,7 @@ def test_interrupt_keeps_measured_trials_writes_the_report_and_resume_measures_t
     # Two more searched trials than were kept (the kept may hold re-measurements too, where the
     # signal landed after the search).
     resumed = tune(hw.slow(), resume=run_dir, max_trials=len(_searched(kept)) + 2, **OPTIONS)
-    assert [_key(t) for t in resumed.trials[:len(kept)]] == [_key(t) for t in kept]
+    assert [_key(t) for t in resumed.trials[: len(kept)]] == [_key(t) for t in kept]
     searched = _searched(resumed.trials)
     assert len(searched) == len(_searched(kept)) + 2
     assert len({t.config for t in searched}) == len(searched)

@@ -14,9 +14,9 @@ from pathlib import Path
 import optuna
 import psutil
 import pytest
+from robust_support import ROOT, alive, autotune_command, cli_env, run_cli, spec
 
 from autotune.search.study import make_storage, open_study, trials_of
-from robust_support import ROOT, alive, autotune_command, cli_env, run_cli, spec
 
 # The real CLI with its default bursts (2 s windows): a trial takes a few seconds here.
 ARGS = ("--device", "cpu", "--max-workers", "2", "--budget", "120")
@@ -26,11 +26,18 @@ POLL_S = 0.05
 pytestmark = pytest.mark.slow
 
 
-def _start(tmp_path: Path, *args: str, new_session: bool = False, workload: str = "slow") -> subprocess.Popen:
-    return subprocess.Popen(autotune_command("tune", spec(workload), *ARGS, "--results-dir",
-                                             str(tmp_path), *args),
-                            env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=new_session)
+def _start(
+    tmp_path: Path, *args: str, new_session: bool = False, workload: str = "slow"
+) -> subprocess.Popen:
+    return subprocess.Popen(
+        autotune_command("tune", spec(workload), *ARGS, "--results-dir", str(tmp_path), *args),
+        env=cli_env(),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=new_session,
+    )
 
 
 def _wait_for(condition, what: str, proc: subprocess.Popen) -> None:
@@ -130,8 +137,9 @@ def test_ctrl_c_keeps_what_was_measured_and_resume_finishes(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     final = [t for t in _stored_trials(run_dir) if t.phase == "search"]  # not the re-measurements
     assert len(final) == 3 and len({t.config for t in final}) == 3
-    assert [(t.config, t.samples_per_s) for t in final[:len(kept)]] == \
-        [(t.config, t.samples_per_s) for t in kept]
+    assert [(t.config, t.samples_per_s) for t in final[: len(kept)]] == [
+        (t.config, t.samples_per_s) for t in kept
+    ]
     assert "Interrupted" not in (run_dir / "trials.md").read_text()
 
 

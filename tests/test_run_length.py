@@ -18,7 +18,9 @@ from autotune.online.run_length import RunLength, from_stack
 @pytest.fixture(autouse=True)
 def _this_file_is_a_framework(monkeypatch):
     """The stand-ins below live here: their methods are looked into as a framework's are."""
-    monkeypatch.setattr(run_length, "framework_dirs", lambda: (str(Path(__file__).resolve().parent),))
+    monkeypatch.setattr(
+        run_length, "framework_dirs", lambda: (str(Path(__file__).resolve().parent),)
+    )
 
 
 class Trainer:  # Lightning's: max_steps and max_epochs are properties of the class
@@ -65,8 +67,9 @@ class HFTrainer:
     __module__ = "transformers.trainer"
 
     def __init__(self, **args):
-        self.args = SimpleNamespace(**{"max_steps": -1, "num_train_epochs": 3.0,
-                                       "gradient_accumulation_steps": 1, **args})
+        self.args = SimpleNamespace(
+            **{"max_steps": -1, "num_train_epochs": 3.0, "gradient_accumulation_steps": 1, **args}
+        )
 
     def run(self, body):
         return body()
@@ -78,8 +81,11 @@ def _seen_from(owner):
 
 def test_lightnings_max_steps_count_accumulated_batches():
     assert _seen_from(Trainer(max_steps=50, accumulate_grad_batches=4)) == RunLength(
-        200, None, "Lightning's max_steps")
-    assert _seen_from(FitLoop(Trainer(max_epochs=3))) == RunLength(None, 3, "Lightning's max_epochs")
+        200, None, "Lightning's max_steps"
+    )
+    assert _seen_from(FitLoop(Trainer(max_epochs=3))) == RunLength(
+        None, 3, "Lightning's max_epochs"
+    )
 
 
 def test_no_length_where_none_is_set_or_no_trainer_is_attached():
@@ -90,15 +96,21 @@ def test_no_length_where_none_is_set_or_no_trainer_is_attached():
 
 def test_transformers_epochs_and_max_steps():
     assert _seen_from(HFTrainer()) == RunLength(None, 3, "transformers' num_train_epochs")
-    assert _seen_from(HFTrainer(num_train_epochs=1.5)) == RunLength(None, 2, "transformers' num_train_epochs")
+    assert _seen_from(HFTrainer(num_train_epochs=1.5)) == RunLength(
+        None, 2, "transformers' num_train_epochs"
+    )
     assert _seen_from(HFTrainer(max_steps=100, gradient_accumulation_steps=2)) == RunLength(
-        200, None, "transformers' max_steps")
+        200, None, "transformers' max_steps"
+    )
     assert RunLength(None, 3, "x").steps(16) == 48 and RunLength(None, 3, "x").steps(None) is None
 
 
 def _first_epoch_total(owner, **online):
-    loader = autotune.DataLoader(torch.utils.data.TensorDataset(torch.arange(64)), batch_size=4,
-                                 online={"results_dir": None, **online})
+    loader = autotune.DataLoader(
+        torch.utils.data.TensorDataset(torch.arange(64)),
+        batch_size=4,
+        online={"results_dir": None, **online},
+    )
 
     def fit():
         it = iter(loader)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from search_fakes import Clock, burst, cfg
 
 from autotune.cluster.merge import merge
 from autotune.decision.rate import error_pct
@@ -17,11 +18,12 @@ from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.search.trial_runner import keep_remeasurement, tell
 from autotune.space.config import PYTORCH_DEFAULTS
 
-from search_fakes import Clock, burst, cfg
-
 # (config, rate of the search burst, rates of its re-measurements)
-MEASURED = ((PYTORCH_DEFAULTS, 100.0, ()), (cfg(2), 400.0, (380.0, 390.0)),
-            (cfg(4), 405.0, (395.0, 385.0)))
+MEASURED = (
+    (PYTORCH_DEFAULTS, 100.0, ()),
+    (cfg(2), 400.0, (380.0, 390.0)),
+    (cfg(4), 405.0, (395.0, 385.0)),
+)
 
 
 def _shared_study(storage: str, name: str) -> None:
@@ -30,13 +32,18 @@ def _shared_study(storage: str, name: str) -> None:
     describe_study(study, {"name": "fake", "batch_size": 8}, "cpu")
     number = 0
     for config, rate, _ in MEASURED:
-        tell(study, study.ask(), TrialRecord(number, config, TrialStatus.OK,
-                                             result=burst(config, rate)), over_mib=-100.0)
+        tell(
+            study,
+            study.ask(),
+            TrialRecord(number, config, TrialStatus.OK, result=burst(config, rate)),
+            over_mib=-100.0,
+        )
         number += 1
     for config, _, again in MEASURED:
         for rate in again:
-            again_record = TrialRecord(number, config, TrialStatus.OK, phase=Phase.CONFIRM,
-                                       result=burst(config, rate))
+            again_record = TrialRecord(
+                number, config, TrialStatus.OK, phase=Phase.CONFIRM, result=burst(config, rate)
+            )
             keep_remeasurement(study, again_record, over_mib=-100.0)
             number += 1
 
@@ -62,8 +69,12 @@ def test_budget_on_a_fake_clock():
     budget = Budget(60.0, clock=clock)
     assert budget.time_left() == 60.0 and budget.fits_another()
     ran = burst(PYTORCH_DEFAULTS, 1.0, duration_s=10.0)
-    budget.count([TrialRecord(0, PYTORCH_DEFAULTS, TrialStatus.OK, result=ran),
-                  TrialRecord(1, cfg(1), TrialStatus.SKIPPED)])  # skipped: no burst, no time
+    budget.count(
+        [
+            TrialRecord(0, PYTORCH_DEFAULTS, TrialStatus.OK, result=ran),
+            TrialRecord(1, cfg(1), TrialStatus.SKIPPED),
+        ]
+    )  # skipped: no burst, no time
     assert budget.durations == [10.0] and budget.next_burst_estimate() == 10.0
     clock.now += 60.0 - SAFETY * 10.0
     assert budget.elapsed() == pytest.approx(45.0) and budget.fits_another()
@@ -77,8 +88,12 @@ def test_budget_on_a_fake_clock():
 def test_the_reserve_fits_two_re_measurements_and_the_record_burst_however_slow_the_bursts():
     clock = Clock()
     budget = Budget(60.0, clock=clock)
-    budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=d))
-                  for d in (6.0, 6.0, 9.0)])
+    budget.count(
+        [
+            TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=d))
+            for d in (6.0, 6.0, 9.0)
+        ]
+    )
     # 30% of the budget (18 s) fitted one re-measurement of bursts this slow: the floor is the two
     # fastest at the typical duration, the safety margin on the longest, and the record's reserve
     # (a slow burst, with its margin).
@@ -101,16 +116,28 @@ def test_the_record_window_runs_to_its_longest():
 
 def test_the_recipe_records_the_burst_measured_after_the_choice():
     ts = [TrialRecord(0, PYTORCH_DEFAULTS, TrialStatus.OK, result=burst(PYTORCH_DEFAULTS, 100.0))]
-    for rate, phase in ((420.0, Phase.SEARCH), (410.0, Phase.CONFIRM), (406.0, Phase.CONFIRM),
-                        (380.0, Phase.RECORD)):
-        ts.append(TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=burst(cfg(2), rate), phase=phase))
+    for rate, phase in (
+        (420.0, Phase.SEARCH),
+        (410.0, Phase.CONFIRM),
+        (406.0, Phase.CONFIRM),
+        (380.0, Phase.RECORD),
+    ):
+        ts.append(
+            TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=burst(cfg(2), rate), phase=phase)
+        )
     for rate, phase in ((300.0, Phase.SEARCH), (305.0, Phase.CONFIRM)):
-        ts.append(TrialRecord(len(ts), cfg(1), TrialStatus.OK, result=burst(cfg(1), rate), phase=phase))
+        ts.append(
+            TrialRecord(len(ts), cfg(1), TrialStatus.OK, result=burst(cfg(1), rate), phase=phase)
+        )
     outcome = pick(ts)
     assert outcome.choice.chosen.config == cfg(2)
     assert outcome.choice.chosen.mean == pytest.approx(408.0)  # the record burst chose nothing
-    assemble(outcome, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
-             device=torch.device("cpu"))
+    assemble(
+        outcome,
+        Context(usable_cpus=2, max_workers=8),
+        workload={"name": "fake"},
+        device=torch.device("cpu"),
+    )
     m = outcome.recipe.measured
     assert m.samples_per_s == pytest.approx(380.0) and m.rate_from == RateSource.RECORD
     assert m.measurements == 1
@@ -119,8 +146,12 @@ def test_the_recipe_records_the_burst_measured_after_the_choice():
     assert noise is not None and m.samples_per_s_error_pct == pytest.approx(200 * noise, abs=0.05)
     assert "longer --budget" in m.error_note()
     without = pick([t for t in ts if t.phase != Phase.RECORD])
-    assemble(without, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
-             device=torch.device("cpu"))
+    assemble(
+        without,
+        Context(usable_cpus=2, max_workers=8),
+        workload={"name": "fake"},
+        device=torch.device("cpu"),
+    )
     m = without.recipe.measured
     assert m.samples_per_s == pytest.approx(408.0) and m.rate_from == RateSource.REMEASURED
     assert m.measurements == 2

@@ -3,34 +3,51 @@
 from __future__ import annotations
 
 import pytest
+from search_fakes import burst, cfg, trials
 
 from autotune.decision.rate import tolerance
 from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR, Z
 from autotune.search.choose import choose, group, noise_cv
-from autotune.search.trial import Phase, TrialStatus, TrialRecord
-from search_fakes import burst, cfg, trials
+from autotune.search.trial import Phase, TrialRecord, TrialStatus
 
 
 def test_fewest_workers_wins_among_equals():
-    ts = trials((cfg(6), 800), (cfg(6), 792), (cfg(2), 795), (cfg(2), 790), (cfg(4), 799), (cfg(4), 801))
+    ts = trials(
+        (cfg(6), 800), (cfg(6), 792), (cfg(2), 795), (cfg(2), 790), (cfg(4), 799), (cfg(4), 801)
+    )
     choice = choose(group(ts))
     assert choice.chosen.config == cfg(2)
     assert {c.config for c in choice.equivalent} == {cfg(2), cfg(4), cfg(6)}
 
 
 def test_then_smallest_prefetch_then_least_ram_then_no_pinning():
-    same = [(cfg(3, 8), 500, 700), (cfg(3, 8), 501, 700), (cfg(3, 2), 499, 900), (cfg(3, 2), 500, 900)]
+    same = [
+        (cfg(3, 8), 500, 700),
+        (cfg(3, 8), 501, 700),
+        (cfg(3, 2), 499, 900),
+        (cfg(3, 2), 500, 900),
+    ]
     assert choose(group(trials(*same))).chosen.config == cfg(3, 2)
-    ram = [(cfg(3, 2, persistent_workers=True), 500, 650), (cfg(3, 2, persistent_workers=True), 500, 650),
-           (cfg(3, 2), 500, 600), (cfg(3, 2), 501, 600)]
+    ram = [
+        (cfg(3, 2, persistent_workers=True), 500, 650),
+        (cfg(3, 2, persistent_workers=True), 500, 650),
+        (cfg(3, 2), 500, 600),
+        (cfg(3, 2), 501, 600),
+    ]
     assert choose(group(trials(*ram))).chosen.config == cfg(3, 2)
-    pin = [(cfg(3, 2, pin_memory=True), 500, 600), (cfg(3, 2, pin_memory=True), 500, 600),
-           (cfg(3, 2), 500, 600), (cfg(3, 2), 500, 600)]
+    pin = [
+        (cfg(3, 2, pin_memory=True), 500, 600),
+        (cfg(3, 2, pin_memory=True), 500, 600),
+        (cfg(3, 2), 500, 600),
+        (cfg(3, 2), 500, 600),
+    ]
     assert choose(group(trials(*pin))).chosen.config == cfg(3, 2)
 
 
 def test_a_clearly_slower_cheap_configuration_is_not_chosen():
-    ts = trials((cfg(6), 800), (cfg(6), 801), (cfg(6), 799), (cfg(2), 600), (cfg(2), 601), (cfg(2), 599))
+    ts = trials(
+        (cfg(6), 800), (cfg(6), 801), (cfg(6), 799), (cfg(2), 600), (cfg(2), 601), (cfg(2), 599)
+    )
     choice = choose(group(ts))
     assert choice.chosen.config == cfg(6)
     assert choice.equivalent == (choice.chosen,)
@@ -63,7 +80,11 @@ def test_noise_is_pooled_relative_spread():
 
 def test_a_configuration_rejected_once_is_out():
     ts = trials((cfg(2), 700), (cfg(2), 700), (cfg(8), 900), (cfg(8), 900))
-    ts.append(TrialRecord(len(ts), cfg(8), TrialStatus.REJECTED, result=burst(cfg(8), 900), error="over budget"))
+    ts.append(
+        TrialRecord(
+            len(ts), cfg(8), TrialStatus.REJECTED, result=burst(cfg(8), 900), error="over budget"
+        )
+    )
     assert {c.config for c in group(ts)} == {cfg(2)}
     assert choose(group(ts)).chosen.config == cfg(2)
     assert choose([]) is None
@@ -80,16 +101,18 @@ def _confirmed(*measurements):
 
 
 def test_the_search_burst_that_selected_a_configuration_does_not_count_in_its_mean():
-    ts = _confirmed((cfg(8), 940), (cfg(8), 760), (cfg(8), 780), (cfg(2), 850), (cfg(2), 880),
-                    (cfg(2), 870))
+    ts = _confirmed(
+        (cfg(8), 940), (cfg(8), 760), (cfg(8), 780), (cfg(2), 850), (cfg(2), 880), (cfg(2), 870)
+    )
     choice = choose(group(ts))
     assert choice.fastest.config == cfg(2) and choice.fastest.mean == pytest.approx(875)
     assert cfg(8) not in {c.config for c in choice.equivalent}  # 770: behind by more than the noise
 
 
 def test_a_band_wider_than_the_target_leaves_the_choice_unresolved_and_names_the_ties():
-    noisy = _confirmed((cfg(4), 1000), (cfg(4), 1000), (cfg(4), 1120), (cfg(2), 990), (cfg(2), 900),
-                       (cfg(2), 1060))
+    noisy = _confirmed(
+        (cfg(4), 1000), (cfg(4), 1000), (cfg(4), 1120), (cfg(2), 990), (cfg(2), 900), (cfg(2), 1060)
+    )
     choice = choose(group(noisy))
     assert [c.config for c in choice.equivalent] == [cfg(2), cfg(4)]  # tied within the noise...
     assert choice.band > TARGET and not choice.resolved
@@ -97,8 +120,9 @@ def test_a_band_wider_than_the_target_leaves_the_choice_unresolved_and_names_the
     assert choice.chosen.config == cfg(4)
     assert [c.config for c in choice.ties] == [cfg(2)]
     assert {c.config for c in choice.unresolved()} == {cfg(2), cfg(4)}
-    quiet = _confirmed((cfg(4), 1000), (cfg(4), 1000), (cfg(4), 1002), (cfg(2), 995), (cfg(2), 994),
-                       (cfg(2), 996))
+    quiet = _confirmed(
+        (cfg(4), 1000), (cfg(4), 1000), (cfg(4), 1002), (cfg(2), 995), (cfg(2), 994), (cfg(2), 996)
+    )
     settled = choose(group(quiet))
     assert settled.resolved and settled.unresolved() == ()
     assert settled.chosen.config == cfg(2) and [c.config for c in settled.ties] == [cfg(4)]

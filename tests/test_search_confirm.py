@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from autotune.search.choose import group
-from autotune.search.confirm import (MAX_CANDIDATES, MEASUREMENTS, fewer_workers, out_of_band,
-                                     rounds, still_tied, to_confirm)
-from autotune.search.stopping import CEILING_GAP, StopRules
-from autotune.search.trial import TrialStatus, TrialRecord
-from autotune.space.space import SearchSpace
 from search_fakes import cfg, trials
+
+from autotune.search.choose import group
+from autotune.search.confirm import (
+    MAX_CANDIDATES,
+    MEASUREMENTS,
+    fewer_workers,
+    out_of_band,
+    rounds,
+    still_tied,
+    to_confirm,
+)
+from autotune.search.stopping import CEILING_GAP, StopRules
+from autotune.search.trial import TrialRecord, TrialStatus
+from autotune.space.space import SearchSpace
 
 SPACE = SearchSpace(max_workers=8, cuda=False, channels_last_ok=False)
 
 
 def test_two_fastest_then_cheapest_near_them_then_one_worker_fewer():
-    ts = trials((cfg(0), 100), (cfg(6), 1000), (cfg(8), 980), (cfg(4), 950), (cfg(5), 960),
-                (cfg(2), 500))
+    ts = trials(
+        (cfg(0), 100), (cfg(6), 1000), (cfg(8), 980), (cfg(4), 950), (cfg(5), 960), (cfg(2), 500)
+    )
     chosen = to_confirm(group(ts), SPACE)
     # The runner-up is re-measured too: its one burst may have been the unlucky one.
     assert chosen[:2] == [cfg(6), cfg(8)]
@@ -88,8 +97,11 @@ def test_without_early_stop_only_the_trial_cap_ends_a_search_at_the_ceiling():
     from autotune.search.phases import _stop_reason
 
     searched = trials((cfg(0), 999), (cfg(1), 998), (cfg(2), 997))
-    runner = SimpleNamespace(stop=SimpleNamespace(requested=False), trials=searched,
-                             budget=Budget(1e9, clock=lambda: 0.0))
+    runner = SimpleNamespace(
+        stop=SimpleNamespace(requested=False),
+        trials=searched,
+        budget=Budget(1e9, clock=lambda: 0.0),
+    )
     rules = StopRules(device_ceiling=1000, seeds=1)
     for t in searched:
         rules.update(t)

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import pytest
 import torch
+from timing_fakes import FakeClock, FixedHost, scheduled_workload
 
 from autotune.burst import runner
+from autotune.burst.runner import BurstSettings
 from autotune.probe import device as device_module
 from autotune.probe import loader as loader_module
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe, device_ceiling
 from autotune.probe.loader import LoaderProbe
-from autotune.burst.runner import BurstSettings
 from autotune.probe.run import probe_loader, run_probes
 from autotune.search.seeding import seed_configs
 from autotune.search.setup import build_space, probe_batch
 from autotune.space.space import SearchSpace
 from autotune.workload import accelerator, simulated
 from autotune.workload.simulated import SimSpec, simulated_workload
-
-from timing_fakes import FakeClock, FixedHost, scheduled_workload
 
 CPU = torch.device("cpu")
 FAST = BurstSettings(min_seconds=0.3, min_steps=6, warmup_steps=1)
@@ -29,8 +28,9 @@ FAST = BurstSettings(min_seconds=0.3, min_steps=6, warmup_steps=1)
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
     """Probes, emulated steps and simulated items all on one fake clock."""
-    fake = FakeClock().install(monkeypatch, device_module, loader_module, runner, accelerator,
-                               simulated)
+    fake = FakeClock().install(
+        monkeypatch, device_module, loader_module, runner, accelerator, simulated
+    )
     monkeypatch.setattr(simulated, "burn_cpu", fake.burn)
     return fake
 
@@ -83,8 +83,14 @@ def test_real_loader_probes_report_rates_and_cpu():
     assert probe_loader(cpu_bound, 1, FAST, usable_cpus=2).cpu_s_per_sample > 0
 
 
-def _ceilings(device_rate: float, r1: float, worker_cores: float, cpus: int = 2,
-              step_cores: float = 0.0, channels_last_rate: float | None = None) -> Ceilings:
+def _ceilings(
+    device_rate: float,
+    r1: float,
+    worker_cores: float,
+    cpus: int = 2,
+    step_cores: float = 0.0,
+    channels_last_rate: float | None = None,
+) -> Ceilings:
     probes = [DeviceProbe(device_rate, False, 10, 1.0, step_cores)]
     if channels_last_rate is not None:
         probes.append(DeviceProbe(channels_last_rate, True, 10, 1.0, step_cores))
@@ -150,12 +156,19 @@ def test_run_probes_on_a_storage_workload_predicts_more_workers_than_one():
 
 
 def _device_probe(cl: bool, rate: float = 1000.0, warmup_s: float = 0.0) -> DeviceProbe:
-    return DeviceProbe(samples_per_s=rate, channels_last=cl, steps=10, window_s=1.0, host_cores=0.1,
-                       warmup_s=warmup_s)
+    return DeviceProbe(
+        samples_per_s=rate,
+        channels_last=cl,
+        steps=10,
+        window_s=1.0,
+        host_cores=0.1,
+        warmup_s=warmup_s,
+    )
 
 
 def test_each_probe_has_its_own_time_limit_and_a_failed_loader_probe_keeps_the_device_ceiling(
-        monkeypatch):
+    monkeypatch,
+):
     """A cold GPU's first steps (cuDNN loading and autotuning: 15-20 s per layout on an H100) used
     to run under one limit for all probes; past it every ceiling was lost."""
     import contextlib
@@ -180,9 +193,15 @@ def test_each_probe_has_its_own_time_limit_and_a_failed_loader_probe_keeps_the_d
     monkeypatch.setattr(run_module, "loader_rate", failing_loader)
     space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=True)
     heard: list[float] = []
-    ceilings = run_probes(None, None, CPU, space, usable_cpus=2, limit_s=1.0, warmed_up=heard.append)
-    assert limits == [("the device probe", 1.0), ("the device probe (channels_last)", 1.0),
-                      ("the fetch probe", 1.0), ("the loader probe at 1 worker", 1.0)]
+    ceilings = run_probes(
+        None, None, CPU, space, usable_cpus=2, limit_s=1.0, warmed_up=heard.append
+    )
+    assert limits == [
+        ("the device probe", 1.0),
+        ("the device probe (channels_last)", 1.0),
+        ("the fetch probe", 1.0),
+        ("the loader probe at 1 worker", 1.0),
+    ]
     assert ceilings.fetched is None  # no dataset to fetch from (workload None): the probes go on
     assert [p.channels_last for p in ceilings.device_probes] == [False, True]
     assert ceilings.loader == {}  # the loader probe failed; the device ceiling is kept

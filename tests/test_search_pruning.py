@@ -5,6 +5,7 @@ from __future__ import annotations
 import optuna
 import pytest
 import torch
+from search_fakes import cfg, trials
 
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.decision.rate import tolerance
@@ -14,11 +15,12 @@ from autotune.search.pruning import CEILING_MARGIN, BehindBestPruner, PruneHook,
 from autotune.search.trial_runner import TrialRunner
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, simulated_workload
-from search_fakes import cfg, trials
 
 
 def _study_with_best(value: float) -> optuna.Study:
-    study = optuna.create_study(direction="maximize", pruner=BehindBestPruner(ratio=0.7, min_reports=2))
+    study = optuna.create_study(
+        direction="maximize", pruner=BehindBestPruner(ratio=0.7, min_reports=2)
+    )
     study.add_trial(optuna.trial.create_trial(params={}, distributions={}, value=value))
     return study
 
@@ -78,7 +80,9 @@ def _hook_against(best: float, reach: Reach) -> PruneHook:
 
 
 def test_the_margin_is_the_choices_tie_band_for_two_single_bursts():
-    assert reach_margin(None) == FALLEN  # nothing measured twice yet: one burst's noise on a busy machine
+    assert (
+        reach_margin(None) == FALLEN
+    )  # nothing measured twice yet: one burst's noise on a busy machine
     assert reach_margin(0.001) == TARGET  # never narrower than what a cheaper pick may give up
     assert reach_margin(0.05) == pytest.approx(tolerance(0.05, 1, 1))  # 14%: Z x 5% x sqrt(2)
 
@@ -100,13 +104,21 @@ def test_the_runner_sizes_the_margin_by_the_noise_of_its_trials():
         device_samples_per_s = 800.0
 
     def runner(*measured):
-        return TrialRunner(study=None, bursts=None, guard=None, budget=None, stop=None,
-                           context=None, trials=trials(*measured), ceilings=Probed((), 2))
+        return TrialRunner(
+            study=None,
+            bursts=None,
+            guard=None,
+            budget=None,
+            stop=None,
+            context=None,
+            trials=trials(*measured),
+            ceilings=Probed((), 2),
+        )
 
     once = runner((cfg(4), 600.0), (cfg(8), 660.0))
     assert once._reach(3.0) == Reach(800.0, 3.0, FALLEN)
     noisy = runner((cfg(4), 600.0), (cfg(4), 660.0), (cfg(8), 640.0))
-    cv = (660.0 - 600.0) / 630.0 / 2 ** 0.5  # the pooled relative spread of cfg(4)'s two bursts
+    cv = (660.0 - 600.0) / 630.0 / 2**0.5  # the pooled relative spread of cfg(4)'s two bursts
     assert noisy._reach(3.0).margin == pytest.approx(tolerance(cv, 1, 1))
     quiet = runner((cfg(4), 600.0), (cfg(4), 601.0))
     assert quiet._reach(3.0).margin == TARGET

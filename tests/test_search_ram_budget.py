@@ -6,19 +6,19 @@ import time
 
 import pytest
 import torch
+from search_fakes import burst, cfg
 from torch.utils.data import Dataset, get_worker_info
 
 from autotune import environment
+from autotune.api import nothing_ran_error, tune
 from autotune.burst.runner import run_burst
 from autotune.report.table import rows
 from autotune.search.guard import MemoryGuard
 from autotune.search.result import TuneResult
 from autotune.search.trial import TrialRecord, TrialStatus
-from autotune.api import nothing_ran_error, tune
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
 from autotune.workload.simulated import SleepStep
-from search_fakes import burst, cfg
 
 # The budget below leaves BALLAST_MIB / 2 of headroom over the main process alone: the main
 # process grows during a tuning (probes, lazily imported modules), and at 128 MiB of ballast that
@@ -58,8 +58,9 @@ def test_configurations_over_the_budget_are_rejected_and_shown(quick_burst):
     budget = alone + BALLAST_MIB / 2  # room for the main process alone, not for any worker
     # A budget that the probes alone cannot use up on a loaded machine (15 s once left no trial at
     # all): the trial cap, not the clock, ends the search.
-    result = tune(workload, budget_s=60, max_trials=4, max_workers=2, ram_budget_mib=budget,
-                  results_dir=None)
+    result = tune(
+        workload, budget_s=60, max_trials=4, max_workers=2, ram_budget_mib=budget, results_dir=None
+    )
     rejected = [t for t in result.trials if t.status == TrialStatus.REJECTED]
     # The first pool measured carries the ballast over the budget; once the guard has seen what a
     # worker costs, it skips further pools before they run.
@@ -74,13 +75,24 @@ def test_configurations_over_the_budget_are_rejected_and_shown(quick_burst):
 
 def test_a_tuning_where_nothing_could_run_says_why_in_one_line():
     workload = Workload(WorkerBallast(), 16, SleepStep(0.004), name="ballast", device="cpu")
-    skipped = [TrialRecord(0, LoaderConfig(), TrialStatus.SKIPPED,
-                           error="needs ~900 MiB of RAM (the tuning process alone), over the budget"
-                                 " of 800 MiB")]
+    skipped = [
+        TrialRecord(
+            0,
+            LoaderConfig(),
+            TrialStatus.SKIPPED,
+            error="needs ~900 MiB of RAM (the tuning process alone), over the budget of 800 MiB",
+        )
+    ]
     result = TuneResult(None, skipped, None, None, workload, torch.device("cpu"), 1.0, None)
     error = nothing_ran_error(result)
-    assert str(error) == ("workload 'ballast': no configuration could run, each was skipped before"
-                          " it started; first: needs ~900 MiB of RAM (the tuning process alone),"
-                          " over the budget of 800 MiB")
-    assert nothing_ran_error(TuneResult(None, [], None, None, workload, torch.device("cpu"), 1.0,
-                                        None)) is None
+    assert str(error) == (
+        "workload 'ballast': no configuration could run, each was skipped before"
+        " it started; first: needs ~900 MiB of RAM (the tuning process alone),"
+        " over the budget of 800 MiB"
+    )
+    assert (
+        nothing_ran_error(
+            TuneResult(None, [], None, None, workload, torch.device("cpu"), 1.0, None)
+        )
+        is None
+    )

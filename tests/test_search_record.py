@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from search_fakes import Clock, burst, cfg
 
 from autotune.decision.thresholds import MAX_RECORD_BURSTS
 from autotune.diagnosis import Context
@@ -20,8 +21,6 @@ from autotune.search.record import UNKNOWN_NOISE_BURSTS, bursts_needed, record
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS
 
-from search_fakes import Clock, burst, cfg
-
 
 class _Stop:
     requested = False
@@ -31,7 +30,9 @@ class _Runner:
     """What record() reads of a trial runner: the stop signals, the budget, and run(), whose
     bursts take `duration_s` of the fake clock and measure the rates given, in turn."""
 
-    def __init__(self, budget: Budget, clock: Clock, rates: list[float | None], duration_s: float = 4.0):
+    def __init__(
+        self, budget: Budget, clock: Clock, rates: list[float | None], duration_s: float = 4.0
+    ):
         self.stop, self.budget, self.clock = _Stop(), budget, clock
         self.rates, self.duration_s, self.ran = list(rates), duration_s, []
 
@@ -41,15 +42,22 @@ class _Runner:
         rate = self.rates.pop(0)
         if rate is None:
             return TrialRecord(len(self.ran), config, TrialStatus.FAILED, phase=phase, error="boom")
-        done = TrialRecord(len(self.ran), config, TrialStatus.OK, phase=phase,
-                           result=burst(config, rate, duration_s=self.duration_s))
+        done = TrialRecord(
+            len(self.ran),
+            config,
+            TrialStatus.OK,
+            phase=phase,
+            result=burst(config, rate, duration_s=self.duration_s),
+        )
         self.budget.count([done])
         return done
 
 
 def _budget(clock: Clock, seconds: float = 60.0, burst_s: float = 4.0) -> Budget:
     budget = Budget(seconds, clock=clock)
-    budget.count([TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=burst_s))])
+    budget.count(
+        [TrialRecord(0, cfg(2), TrialStatus.OK, result=burst(cfg(2), 1.0, duration_s=burst_s))]
+    )
     return budget
 
 
@@ -101,18 +109,29 @@ def test_a_quiet_configuration_is_recorded_once_and_a_failed_burst_ends_the_reco
 def test_the_recipe_records_the_record_bursts_work_over_their_time():
     ts = [TrialRecord(0, PYTORCH_DEFAULTS, TrialStatus.OK, result=burst(PYTORCH_DEFAULTS, 100.0))]
     for rate, phase in ((420.0, Phase.SEARCH), (410.0, Phase.CONFIRM), (406.0, Phase.CONFIRM)):
-        ts.append(TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=burst(cfg(2), rate), phase=phase))
+        ts.append(
+            TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=burst(cfg(2), rate), phase=phase)
+        )
     for rate, window_s in ((380.0, 3.0), (400.0, 1.0)):  # a slow piece weighs by its seconds
         result = replace(burst(cfg(2), rate), window_s=window_s)
         ts.append(TrialRecord(len(ts), cfg(2), TrialStatus.OK, result=result, phase=Phase.RECORD))
     for rate, phase in ((300.0, Phase.SEARCH), (305.0, Phase.CONFIRM)):
-        ts.append(TrialRecord(len(ts), cfg(1), TrialStatus.OK, result=burst(cfg(1), rate), phase=phase))
+        ts.append(
+            TrialRecord(len(ts), cfg(1), TrialStatus.OK, result=burst(cfg(1), rate), phase=phase)
+        )
     outcome = pick(ts)
     assert outcome.choice.chosen.mean == pytest.approx(408.0)  # the record bursts chose nothing
-    assemble(outcome, Context(usable_cpus=2, max_workers=8), workload={"name": "fake"},
-             device=torch.device("cpu"))
+    assemble(
+        outcome,
+        Context(usable_cpus=2, max_workers=8),
+        workload={"name": "fake"},
+        device=torch.device("cpu"),
+    )
     m = outcome.recipe.measured
-    assert m.samples_per_s == pytest.approx((380.0 * 3 + 400.0) / 4) and m.rate_from == RateSource.RECORD
+    assert (
+        m.samples_per_s == pytest.approx((380.0 * 3 + 400.0) / 4)
+        and m.rate_from == RateSource.RECORD
+    )
     assert m.measurements == 2
 
 
@@ -130,8 +149,10 @@ class _ConfirmRunner(_Runner):
 
     def __init__(self, budget: Budget, clock: Clock, rates: list[float | None]):
         super().__init__(budget, clock, rates)
-        self.trials = [TrialRecord(-i, c, TrialStatus.OK, result=burst(c, r), phase=Phase.SEARCH)
-                       for i, (c, r) in enumerate(((cfg(2), 400.0), (cfg(4), 396.0)))]
+        self.trials = [
+            TrialRecord(-i, c, TrialStatus.OK, result=burst(c, r), phase=Phase.SEARCH)
+            for i, (c, r) in enumerate(((cfg(2), 400.0), (cfg(4), 396.0)))
+        ]
 
     def all_trials(self):
         return self.trials
@@ -144,8 +165,10 @@ class _ConfirmRunner(_Runner):
 
 def test_the_re_measurements_leave_the_record_the_bursts_the_noise_calls_for():
     runs = {}
-    for name, rates in (("quiet", [400.0, 396.0] * 5),
-                        ("noisy", [340.0, 338.0, 410.0, 405.0, 345.0, 342.0, 405.0, 400.0, 350.0, 345.0])):
+    for name, rates in (
+        ("quiet", [400.0, 396.0] * 5),
+        ("noisy", [340.0, 338.0, 410.0, 405.0, 345.0, 342.0, 405.0, 400.0, 350.0, 345.0]),
+    ):
         clock = Clock()
         runner = _ConfirmRunner(_budget(clock, seconds=50.0), clock, rates)
         _remeasure(runner, [cfg(2), cfg(4)], MAX_MEASUREMENTS)
@@ -170,7 +193,10 @@ def test_the_first_round_keeps_back_only_the_first_record_burst_so_the_choice_re
         runner = _ConfirmRunner(_budget(clock, seconds=26.0), clock, [400.0, 396.0])
         runner.trials += [
             TrialRecord(9, cfg(3), TrialStatus.OK, result=burst(cfg(3), 340.0), phase=Phase.SEARCH),
-            TrialRecord(10, cfg(3), TrialStatus.OK, result=burst(cfg(3), 410.0), phase=Phase.CONFIRM)]
+            TrialRecord(
+                10, cfg(3), TrialStatus.OK, result=burst(cfg(3), 410.0), phase=Phase.CONFIRM
+            ),
+        ]
         assert bursts_needed([], choose(group(runner.trials)).noise_cv) == MAX_RECORD_BURSTS
         _remeasure(runner, [cfg(2), cfg(4)], measurements)
         ran[measurements] = [c for c, _ in runner.ran]
@@ -182,13 +208,24 @@ def test_the_record_plans_for_the_chosen_configurations_own_scatter_where_it_is_
     # a stable pool beside a shallow one that scatters: the pooled noise is small, the chosen
     # shallow pool's own re-measurements are not
     def trials(c, rates):
-        return [TrialRecord(i, c, TrialStatus.OK, result=burst(c, r),
-                            phase=Phase.SEARCH if i == 0 else Phase.CONFIRM)
-                for i, r in enumerate(rates)]
+        return [
+            TrialRecord(
+                i,
+                c,
+                TrialStatus.OK,
+                result=burst(c, r),
+                phase=Phase.SEARCH if i == 0 else Phase.CONFIRM,
+            )
+            for i, r in enumerate(rates)
+        ]
+
     stable = trials(cfg(8), [680.0, 679.0, 681.0, 680.0, 679.5, 680.5, 680.0])
     shallow = trials(cfg(4), [690.0, 700.0, 640.0])
     choice = choose(group(stable + shallow))
     assert choice.chosen.config == cfg(4)  # cheaper, tied at the pooled noise
     assert choice.noise_cv < 0.05 < choice.record_noise_cv
-    assert bursts_needed([], choice.noise_cv) < bursts_needed([], choice.record_noise_cv) \
+    assert (
+        bursts_needed([], choice.noise_cv)
+        < bursts_needed([], choice.record_noise_cv)
         == MAX_RECORD_BURSTS
+    )

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from autotune import environment
+from autotune.api import tune
 from autotune.decision.rate import pooled_rate
+from autotune.recipe.model import RateSource
 from autotune.search.record import MAX_RECORD_BURSTS
 from autotune.search.trial import Phase
-from autotune.api import tune
-from autotune.recipe.model import RateSource
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.simulated import SimSpec, simulated_workload
 
@@ -31,14 +31,18 @@ def test_first_trials_are_the_defaults_then_the_probe_seeds():
     assert all(replace(c, persistent_workers=False) in seeds for c in twins)
     workers = [c.num_workers for c in seeds]
     # One fewer than predicted, the prediction, one more: cheapest first, all of them.
-    assert len(seeds) >= 3 - len(twins) and workers == list(range(workers[0], workers[0] + len(seeds)))
+    assert len(seeds) >= 3 - len(twins) and workers == list(
+        range(workers[0], workers[0] + len(seeds))
+    )
     assert all(c.prefetch_factor == 2 for c in seeds)
     # One worker delivers at most 250/s (4 ms per item) against a step eating 800/s: a margin of
     # 3x, so more than one whatever the noise (the count itself follows from the probes' rates,
     # checked on given numbers in test_search_probes).
     assert workers[1] > 1
     m = result.recipe.measured
-    assert m.device_ceiling_samples_per_s == pytest.approx(result.ceilings.device_samples_per_s, rel=1e-3)
+    assert m.device_ceiling_samples_per_s == pytest.approx(
+        result.ceilings.device_samples_per_s, rel=1e-3
+    )
     # The loader ceiling is known where the loader was probed at the chosen worker count (the
     # probes' counts, or once more after the record where the budget allowed it).
     assert 1 in result.ceilings.loader

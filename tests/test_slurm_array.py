@@ -38,8 +38,13 @@ def slurm_cluster() -> None:
 
 
 def autotune(*args: str, timeout: float = 120, runner: tuple[str, ...] = ()) -> str:
-    done = subprocess.run([*runner, sys.executable, "-m", "autotune", *args], env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [*runner, sys.executable, "-m", "autotune", *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return " ".join(done.stdout.split())
 
@@ -61,10 +66,27 @@ def test_array_of_three_tasks_tunes_into_one_study_and_report_merges_it(slurm_cl
     results = tmp_path / "results"
     try:
         submitted = autotune(
-            "slurm", WORKLOAD, "--array", "3", "--cpus-per-task", "1", "--time", "00:05:00",
-            "--study", "array3", "--storage", str(storage), "--budget", "6",
-            "--tune-args", "--trials 3 --device cpu", "--results-dir", str(results), "--wait",
-            timeout=420)
+            "slurm",
+            WORKLOAD,
+            "--array",
+            "3",
+            "--cpus-per-task",
+            "1",
+            "--time",
+            "00:05:00",
+            "--study",
+            "array3",
+            "--storage",
+            str(storage),
+            "--budget",
+            "6",
+            "--tune-args",
+            "--trials 3 --device cpu",
+            "--results-dir",
+            str(results),
+            "--wait",
+            timeout=420,
+        )
     except (AssertionError, subprocess.TimeoutExpired):
         logs = sorted((results / "slurm").glob("*.out"))
         print("\n".join(f"== {p}\n{p.read_text()[-2000:]}" for p in logs))
@@ -81,14 +103,16 @@ def test_array_of_three_tasks_tunes_into_one_study_and_report_merges_it(slurm_cl
     configs = [t.config for t in trials if t.phase == "search"]  # not the re-measurements
     assert len(configs) == len(set(configs))
 
-    report = autotune("report", "--study", "array3", "--storage", str(storage),
-                      "--out", str(tmp_path / "report"))
+    report = autotune(
+        "report", "--study", "array3", "--storage", str(storage), "--out", str(tmp_path / "report")
+    )
     recipe = load_recipe(tmp_path / "report" / "recipe.json")
     extra = recipe.measured.model_extra
     assert recipe.measured.trials + extra["remeasured"] + extra["recorded"] == len(trials)
     assert recipe.environment["slurm_array_job_id"] == job_id
     assert recipe.environment["measured_on_nodes"] == ["localhost"]
     table = (tmp_path / "report" / "trials.md").read_text().splitlines()
-    assert len([line for line in table if line.startswith("| ") and "workers" not in line]) == len(trials)
+    assert len([line for line in table if line.startswith("| ") and "workers" not in line]) == len(
+        trials
+    )
     assert f"{len(trials)} trials from 1 node(s)" in report
-

@@ -11,22 +11,29 @@ def test_defaults_are_valid_everywhere():
     assert PYTORCH_DEFAULTS.dataloader_kwargs() == {"num_workers": 0, "pin_memory": False}
 
 
-@pytest.mark.parametrize("config, message", [
-    (LoaderConfig(num_workers=0, prefetch_factor=2), "prefetch_factor needs num_workers > 0"),
-    (LoaderConfig(num_workers=0, persistent_workers=True), "persistent_workers needs num_workers > 0"),
-    (LoaderConfig(pin_memory=True), "pin_memory needs a CUDA device"),
-    (LoaderConfig(non_blocking=True), "non_blocking needs a CUDA device"),
-    (LoaderConfig(side_stream_prefetch=True), "side_stream_prefetch needs a CUDA device"),
-    (LoaderConfig(num_workers=-1), "num_workers must be >= 0"),
-    (LoaderConfig(num_workers=2, prefetch_factor=0), "prefetch_factor must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (LoaderConfig(num_workers=0, prefetch_factor=2), "prefetch_factor needs num_workers > 0"),
+        (
+            LoaderConfig(num_workers=0, persistent_workers=True),
+            "persistent_workers needs num_workers > 0",
+        ),
+        (LoaderConfig(pin_memory=True), "pin_memory needs a CUDA device"),
+        (LoaderConfig(non_blocking=True), "non_blocking needs a CUDA device"),
+        (LoaderConfig(side_stream_prefetch=True), "side_stream_prefetch needs a CUDA device"),
+        (LoaderConfig(num_workers=-1), "num_workers must be >= 0"),
+        (LoaderConfig(num_workers=2, prefetch_factor=0), "prefetch_factor must be >= 1"),
+    ],
+)
 def test_invalid_points_are_named(config, message):
     assert message in config.problems(cuda=False)
 
 
 def test_channels_last_needs_image_inputs():
-    assert LoaderConfig(channels_last=True).problems(cuda=False, channels_last_ok=False) == \
-        ["channels_last needs 4-D floating-point inputs"]
+    assert LoaderConfig(channels_last=True).problems(cuda=False, channels_last_ok=False) == [
+        "channels_last needs 4-D floating-point inputs"
+    ]
     assert LoaderConfig(channels_last=True).problems(cuda=False, channels_last_ok=True) == []
 
 
@@ -36,8 +43,14 @@ def test_cuda_knobs_valid_on_cuda():
 
 
 def test_dataloader_kwargs_only_valid_arguments():
-    assert LoaderConfig(num_workers=3, prefetch_factor=4, persistent_workers=True).dataloader_kwargs() == \
-        {"num_workers": 3, "pin_memory": False, "prefetch_factor": 4, "persistent_workers": True}
+    assert LoaderConfig(
+        num_workers=3, prefetch_factor=4, persistent_workers=True
+    ).dataloader_kwargs() == {
+        "num_workers": 3,
+        "pin_memory": False,
+        "prefetch_factor": 4,
+        "persistent_workers": True,
+    }
 
 
 def test_prefetch_depth_uses_torch_default_factor():

@@ -11,11 +11,18 @@ from stage_fakes import AddOne, BatchedItems, Double, TensorItems
 from autotune.burst.teardown import release_loader
 from autotune.diagnosis.stage_advice import dominant_line, stage_record, with_stages
 from autotune.profiling.alternatives import Alternative, decode_alternative, measure_alternatives
+from autotune.profiling.stage_recorder import read_totals, release
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.profiling.stage_table import FETCH, OTHER_IN_GETITEM, stage_table
-from autotune.profiling.stage_recorder import read_totals, release
-from autotune.profiling.stages import (COLLATE, GETITEM, LOAD, StageKind, StagePlan, TimedBatchDataset,
-                                       timed_workload)
+from autotune.profiling.stages import (
+    COLLATE,
+    GETITEM,
+    LOAD,
+    StageKind,
+    StagePlan,
+    TimedBatchDataset,
+    timed_workload,
+)
 from autotune.recipe.model import DiagnosisRecord
 from autotune.search.budget import Budget
 from autotune.space.config import LoaderConfig
@@ -33,9 +40,13 @@ def _workload(dataset, batch=BATCH):
 def _time_all(workload, tmp_path, **loader_args):
     """Every batch of one epoch through the timed copy; the table of what the processes wrote."""
     timed, plan = timed_workload(workload, tmp_path)
-    loader = timed.make_loader(LoaderConfig(num_workers=loader_args.pop("num_workers", 0),
-                                            prefetch_factor=loader_args.pop("prefetch_factor", None)),
-                               **loader_args)
+    loader = timed.make_loader(
+        LoaderConfig(
+            num_workers=loader_args.pop("num_workers", 0),
+            prefetch_factor=loader_args.pop("prefetch_factor", None),
+        ),
+        **loader_args,
+    )
     batches = list(loader)
     release_loader(loader)
     release(str(tmp_path))
@@ -49,9 +60,16 @@ def _names(table):
 
 @pytest.mark.parametrize("context", ["fork", "forkserver", "spawn"])
 def test_wrappers_time_each_transform_in_forked_forkserver_and_spawned_workers(tmp_path, context):
-    dataset = TensorItems(64, transform=__import__("torchvision").transforms.Compose([AddOne(), Double()]))
-    batches, table = _time_all(_workload(dataset), tmp_path, num_workers=2, prefetch_factor=2,
-                               multiprocessing_context=context)
+    dataset = TensorItems(
+        64, transform=__import__("torchvision").transforms.Compose([AddOne(), Double()])
+    )
+    batches, table = _time_all(
+        _workload(dataset),
+        tmp_path,
+        num_workers=2,
+        prefetch_factor=2,
+        multiprocessing_context=context,
+    )
     assert len(batches) == 64 // BATCH
     assert torch.equal(batches[1][0][0], (torch.full((4,), 8.0) + 1) * 2)  # same items as unwrapped
     assert _names(table) == ["AddOne", "Double", OTHER_IN_GETITEM, COLLATE]
@@ -61,8 +79,13 @@ def test_wrappers_time_each_transform_in_forked_forkserver_and_spawned_workers(t
 
 
 def test_a_users_own_dataset_gets_fetch_against_collate(tmp_path):
-    batches, table = _time_all(_workload(TensorItems(48)), tmp_path, num_workers=2, prefetch_factor=2,
-                               multiprocessing_context="fork")
+    batches, table = _time_all(
+        _workload(TensorItems(48)),
+        tmp_path,
+        num_workers=2,
+        prefetch_factor=2,
+        multiprocessing_context="fork",
+    )
     assert _names(table) == [FETCH, COLLATE]
     assert [r.kind for r in table.rows] == [StageKind.FETCH, StageKind.COLLATE]
     assert table.structure == "TensorItems"
@@ -84,16 +107,32 @@ def test_imagefolder_compose_split_and_the_users_objects_unchanged(tmp_path):
     from torchvision.datasets.folder import default_loader
 
     root = make_jpeg_folder(tmp_path / "jpegs", images=12, classes=2, min_side=40, max_side=56)
-    compose = T.Compose([T.RandomResizedCrop(24, antialias=True), T.ToTensor(),
-                         T.Normalize((0.5, 0.5, 0.5), (0.2, 0.2, 0.2))])
+    compose = T.Compose(
+        [
+            T.RandomResizedCrop(24, antialias=True),
+            T.ToTensor(),
+            T.Normalize((0.5, 0.5, 0.5), (0.2, 0.2, 0.2)),
+        ]
+    )
     children = list(compose.transforms)
     folder = ImageFolder(str(root), transform=compose)
     dataset = Repeated(folder, 48)
     workload = _workload(dataset)
-    batches, table = _time_all(workload, tmp_path / "stages", num_workers=1, prefetch_factor=2,
-                               multiprocessing_context="fork")
-    assert _names(table) == [LOAD, "RandomResizedCrop", "ToTensor", "Normalize", OTHER_IN_GETITEM,
-                             COLLATE]
+    batches, table = _time_all(
+        workload,
+        tmp_path / "stages",
+        num_workers=1,
+        prefetch_factor=2,
+        multiprocessing_context="fork",
+    )
+    assert _names(table) == [
+        LOAD,
+        "RandomResizedCrop",
+        "ToTensor",
+        "Normalize",
+        OTHER_IN_GETITEM,
+        COLLATE,
+    ]
     assert table.rows[0].kind == StageKind.DECODE
     assert table.structure == "Repeated > ImageFolder > Compose"
     assert sum(r.share_pct for r in table.rows) == pytest.approx(100)
@@ -101,8 +140,9 @@ def test_imagefolder_compose_split_and_the_users_objects_unchanged(tmp_path):
     # Nothing of the wrapping is left on the user's objects.
     assert workload.dataset is dataset and dataset.dataset is folder and workload.collate_fn is None
     assert folder.loader is default_loader and folder.transform is compose
-    assert compose.transforms == children and all(type(t).__module__.startswith("torchvision")
-                                                  for t in compose.transforms)
+    assert compose.transforms == children and all(
+        type(t).__module__.startswith("torchvision") for t in compose.transforms
+    )
 
 
 def test_transforms_v2_compose_is_split_per_transform(tmp_path):
@@ -128,8 +168,12 @@ def _plan():
 
 # 100 items: decode 0.6 s wall (0.5 s CPU), Normalize 0.2 s, __getitem__ 0.9 s in all, collate 0.1
 # s.
-TOTALS = {LOAD: [100, 0.6, 0.5], "Normalize": [100, 0.2, 0.2], GETITEM: [100, 0.9, 0.75],
-          COLLATE: [13, 0.1, 0.05]}
+TOTALS = {
+    LOAD: [100, 0.6, 0.5],
+    "Normalize": [100, 0.2, 0.2],
+    GETITEM: [100, 0.9, 0.75],
+    COLLATE: [13, 0.1, 0.05],
+}
 
 
 def test_stage_table_arithmetic():
@@ -161,8 +205,9 @@ def test_advice_names_the_dominant_stage_its_share_and_the_ceiling():
 
 
 def test_a_measured_alternative_shows_its_gain_and_the_diagnosis_record_round_trips():
-    from autotune.diagnosis import Context, explain
     from fakes import burst
+
+    from autotune.diagnosis import Context, explain
 
     table = stage_table(_plan(), TOTALS)
     alt = Alternative("batch normalise", ["Normalize"], 2.0, 0.5, 16, "measured here")
@@ -172,7 +217,7 @@ def test_a_measured_alternative_shows_its_gain_and_the_diagnosis_record_round_tr
     measured = enriched.recommendations[-1]
     assert "costs 0.500 instead of 2.000 ms per item (75% less" in measured
     assert "from 250 to 308 samples/s" in measured  # 2000 / (8 - 1.5) CPU ms
-    assert enriched.recommendations[:len(diagnosis.recommendations)] == diagnosis.recommendations
+    assert enriched.recommendations[: len(diagnosis.recommendations)] == diagnosis.recommendations
     record = DiagnosisRecord.model_validate(enriched.to_record())
     again = DiagnosisRecord.model_validate_json(record.model_dump_json())
     assert again == record and again.stages.dominant == LOAD
@@ -185,8 +230,10 @@ def test_measured_alternative_on_a_normalize_tail(tmp_path):
     from torchvision.datasets import ImageFolder
 
     root = make_jpeg_folder(tmp_path / "jpegs", images=8, classes=2, min_side=40, max_side=56)
-    folder = ImageFolder(str(root), transform=T.Compose([T.CenterCrop(32), T.ToTensor(),
-                                                         T.Normalize((0.4,) * 3, (0.2,) * 3)]))
+    folder = ImageFolder(
+        str(root),
+        transform=T.Compose([T.CenterCrop(32), T.ToTensor(), T.Normalize((0.4,) * 3, (0.2,) * 3)]),
+    )
     (found,) = measure_alternatives(Repeated(folder, 32), batch_size=8)
     assert found.replaces == ["ToTensor", "Normalize"] and found.items == 8
     assert found.before_ms_per_item > 0 and found.after_ms_per_item > 0
@@ -235,8 +282,9 @@ def test_the_decode_alternative_on_a_real_gpu(tmp_path):
 
     root = make_jpeg_folder(tmp_path / "jpegs", images=32, classes=2, min_side=300, max_side=500)
     device = torch.device("cuda")
-    found = [a for a in measure_alternatives(ImageFolder(str(root)), 32, device)
-             if a.replaces == [LOAD]]
+    found = [
+        a for a in measure_alternatives(ImageFolder(str(root)), 32, device) if a.replaces == [LOAD]
+    ]
     assert len(found) == 1, "nvJPEG's pixels did not agree with libjpeg's, or no JPEG was found"
     assert found[0].items == 32 and found[0].after_ms_per_item > 0
 
@@ -244,14 +292,19 @@ def test_the_decode_alternative_on_a_real_gpu(tmp_path):
 def test_profile_stages_runs_one_burst_and_leaves_nothing_behind(quick_burst, cpu):
     dataset = TensorItems(256, transform=__import__("torchvision").transforms.Compose([AddOne()]))
     workload = _workload(dataset)
-    profile = profile_stages(workload, LoaderConfig(num_workers=1, prefetch_factor=2), cpu, quick_burst)
+    profile = profile_stages(
+        workload, LoaderConfig(num_workers=1, prefetch_factor=2), cpu, quick_burst
+    )
     assert _names(profile.table) == ["AddOne", OTHER_IN_GETITEM, COLLATE]
     assert profile.samples_per_s > 0
     assert workload.dataset is dataset and workload.collate_fn is None
     assert type(dataset.transform.transforms[0]) is AddOne
     from autotune.profiling import stage_recorder
-    assert not any(d.startswith("/tmp/autotune-stages-") or "autotune-stages-" in d
-                   for d in stage_recorder._recorders)  # the main process's recorder was released
+
+    assert not any(
+        d.startswith("/tmp/autotune-stages-") or "autotune-stages-" in d
+        for d in stage_recorder._recorders
+    )  # the main process's recorder was released
 
 
 def test_budget_holds_the_stage_reserve_back_until_released():
@@ -269,8 +322,13 @@ def test_tune_reports_the_stages_of_the_tuned_configuration(tmp_path):
     from autotune.workload.simulated import SimSpec, simulated_workload
 
     workload = simulated_workload(SimSpec.parse("cpu_ms=0.2,step_ms=2,batch=8,length=512"))
-    result = tune(workload, max_trials=1, budget_s=30, results_dir=tmp_path,
-                  burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6})
+    result = tune(
+        workload,
+        max_trials=1,
+        budget_s=30,
+        results_dir=tmp_path,
+        burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6},
+    )
     stages = result.recipe.diagnosis.stages
     assert [s.name for s in stages.stages] == [FETCH, COLLATE]
     assert stages.dominant == FETCH
@@ -280,12 +338,20 @@ def test_tune_reports_the_stages_of_the_tuned_configuration(tmp_path):
     assert result.files["plot_stages"].is_file()
     saved = json.loads(result.files["recipe"].read_text())
     assert saved["diagnosis"]["stages"]["dominant"] == FETCH
-    off = tune(workload, max_trials=1, budget_s=30, results_dir=None, stages=False,
-               burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6})
+    off = tune(
+        workload,
+        max_trials=1,
+        budget_s=30,
+        results_dir=None,
+        stages=False,
+        burst={"min_steps": 4, "min_seconds": 0.3, "max_seconds": 0.6},
+    )
     assert off.stages is None and off.recipe.diagnosis.stages is None
 
 
-def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(monkeypatch, tmp_path):
+def test_a_preemption_on_the_way_back_from_the_cpu_clock_stays_inside_its_stage(
+    monkeypatch, tmp_path
+):
     """thread_time is a system call, where a busy machine preempts a worker: the 1 s the fake
     scheduler takes there must count in the stage that was running, not between stages."""
     from autotune.profiling import stage_recorder, stages

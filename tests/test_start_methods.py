@@ -12,7 +12,6 @@ import pytest
 from torch.utils.data import DataLoader, Dataset
 
 import autotune
-
 from autotune.api import workers_failed_error
 from autotune.burst import pool_start
 from autotune.search.trial import TrialRecord, TrialStatus
@@ -69,8 +68,9 @@ def test_a_file_named_like_a_loaded_module_keeps_a_private_name(tmp_path, monkey
 @pytest.mark.parametrize("method", METHODS)
 def test_workers_of_every_start_method_load_a_dataset_defined_in_the_file(work_file, method):
     workload = load_workload(f"{work_file}:make")
-    loader = DataLoader(workload.dataset, batch_size=8, num_workers=1,
-                        multiprocessing_context=method)
+    loader = DataLoader(
+        workload.dataset, batch_size=8, num_workers=1, multiprocessing_context=method
+    )
     batches = list(loader)
     assert len(batches) == 8 and batches[1][0].tolist() == [64.0] * 4
 
@@ -81,19 +81,28 @@ def _trial(number, workers, status, error=None):
 
 
 def _result(*trials):
-    return SimpleNamespace(trials=list(trials), workload=SimpleNamespace(name="work"),
-                           run_dir=Path("results/runs/x"))
+    return SimpleNamespace(
+        trials=list(trials), workload=SimpleNamespace(name="work"), run_dir=Path("results/runs/x")
+    )
 
 
-@pytest.mark.parametrize("method, fix", [("spawn", "importable and picklable"),
-                                         ("forkserver", "importable and picklable"),
-                                         ("fork", "/dev/shm")])
-def test_every_worker_configuration_failed_is_an_error_that_says_what_to_change(monkeypatch, method,
-                                                                               fix):
+@pytest.mark.parametrize(
+    "method, fix",
+    [
+        ("spawn", "importable and picklable"),
+        ("forkserver", "importable and picklable"),
+        ("fork", "/dev/shm"),
+    ],
+)
+def test_every_worker_configuration_failed_is_an_error_that_says_what_to_change(
+    monkeypatch, method, fix
+):
     monkeypatch.setattr("autotune.api.start_method", lambda: method)
-    result = _result(_trial(0, 0, TrialStatus.OK),
-                     _trial(1, 2, TrialStatus.FAILED, "DataLoader worker exited unexpectedly"),
-                     _trial(2, 4, TrialStatus.FAILED, "DataLoader worker exited unexpectedly"))
+    result = _result(
+        _trial(0, 0, TrialStatus.OK),
+        _trial(1, 2, TrialStatus.FAILED, "DataLoader worker exited unexpectedly"),
+        _trial(2, 4, TrialStatus.FAILED, "DataLoader worker exited unexpectedly"),
+    )
     error = workers_failed_error(result)
     assert error is not None
     text = str(error)
@@ -102,12 +111,19 @@ def test_every_worker_configuration_failed_is_an_error_that_says_what_to_change(
     assert fix in text and "results/runs/x" in text
 
 
-@pytest.mark.parametrize("trials", [
-    [_trial(0, 0, TrialStatus.OK)],  # no worker configuration tried: nothing to say
-    [_trial(0, 0, TrialStatus.OK), _trial(1, 2, TrialStatus.FAILED, "x"), _trial(2, 3, TrialStatus.OK)],
-    [_trial(0, 0, TrialStatus.OK), _trial(1, 2, TrialStatus.PRUNED)],
-    [_trial(0, 0, TrialStatus.OK), _trial(1, 2, TrialStatus.SKIPPED, "RAM")],  # never ran
-])
+@pytest.mark.parametrize(
+    "trials",
+    [
+        [_trial(0, 0, TrialStatus.OK)],  # no worker configuration tried: nothing to say
+        [
+            _trial(0, 0, TrialStatus.OK),
+            _trial(1, 2, TrialStatus.FAILED, "x"),
+            _trial(2, 3, TrialStatus.OK),
+        ],
+        [_trial(0, 0, TrialStatus.OK), _trial(1, 2, TrialStatus.PRUNED)],
+        [_trial(0, 0, TrialStatus.OK), _trial(1, 2, TrialStatus.SKIPPED, "RAM")],  # never ran
+    ],
+)
 def test_a_worker_configuration_that_ran_clears_the_error(trials):
     assert workers_failed_error(_result(*trials)) is None
 
@@ -119,23 +135,32 @@ def test_start_method_of_a_loader():
 
 
 def test_a_timed_out_pool_is_told_to_use_fewer_workers_or_more_time():
-    result = _result(_trial(0, 0, TrialStatus.OK),
-                     _trial(1, 23, TrialStatus.FAILED, "burst exceeded its time limit of 36 s"))
+    result = _result(
+        _trial(0, 0, TrialStatus.OK),
+        _trial(1, 23, TrialStatus.FAILED, "burst exceeded its time limit of 36 s"),
+    )
     assert "lower --max-workers" in str(workers_failed_error(result))
 
 
-@pytest.mark.parametrize("method, workers, cpus, room", [
-    ("fork", 8, 2, 0.0),  # a copy of the tuning process: no room needed
-    ("spawn", 0, 2, 0.0),  # no pool
-    ("spawn", 1, 2, 2 * 3.0),  # one round of fresh interpreters, twice over
-    ("spawn", 4, 2, 2 * 2 * 3.0),  # 4 workers on 2 cores start in two rounds
-    ("forkserver", 23, 2, 2 * 12 * 3.0),
-])
-def test_a_pools_start_up_gets_room_in_the_bursts_time_limit(monkeypatch, method, workers, cpus,
-                                                             room):
+@pytest.mark.parametrize(
+    "method, workers, cpus, room",
+    [
+        ("fork", 8, 2, 0.0),  # a copy of the tuning process: no room needed
+        ("spawn", 0, 2, 0.0),  # no pool
+        ("spawn", 1, 2, 2 * 3.0),  # one round of fresh interpreters, twice over
+        ("spawn", 4, 2, 2 * 2 * 3.0),  # 4 workers on 2 cores start in two rounds
+        ("forkserver", 23, 2, 2 * 12 * 3.0),
+    ],
+)
+def test_a_pools_start_up_gets_room_in_the_bursts_time_limit(
+    monkeypatch, method, workers, cpus, room
+):
     monkeypatch.setattr(pool_start, "interpreter_start_s", lambda: 3.0)
-    config = LoaderConfig(num_workers=workers, prefetch_factor=2 if workers else None,
-                          multiprocessing_context=method if workers else None)
+    config = LoaderConfig(
+        num_workers=workers,
+        prefetch_factor=2 if workers else None,
+        multiprocessing_context=method if workers else None,
+    )
     assert pool_start.start_allowance_s(config, cpus) == room
 
 
@@ -158,8 +183,13 @@ class Numbers(Dataset):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_the_online_loader_runs_spawned_and_forkserver_workers(tmp_path, method):
-    loader = autotune.DataLoader(Numbers(), batch_size=4, num_workers=1, multiprocessing_context=method,
-                                 online={"results_dir": str(tmp_path), "epochs": 2, "max_workers": 2})
+    loader = autotune.DataLoader(
+        Numbers(),
+        batch_size=4,
+        num_workers=1,
+        multiprocessing_context=method,
+        online={"results_dir": str(tmp_path), "epochs": 2, "max_workers": 2},
+    )
     try:
         for _ in range(2):
             assert sorted(int(i) for batch in loader for i in batch) == list(range(48))

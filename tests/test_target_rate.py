@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from timing_fakes import FakeClock, scheduled_workload
 from typer.testing import CliRunner
 
 from autotune.burst import runner
@@ -13,8 +14,6 @@ from autotune.telemetry import phases
 from autotune.workload import accelerator
 from autotune.workload.accelerator import SimulatedAccelerator, with_target_rate
 from autotune.workload.simulated import SimSpec, simulated_workload
-
-from timing_fakes import FakeClock, scheduled_workload
 
 SETTINGS = BurstSettings(min_steps=8, min_seconds=0.8, max_seconds=1.5, warmup_steps=2)
 CHEAP = "cpu_ms=0.01,step_ms=500,batch=16"  # the replaced step would take 500 ms per batch
@@ -46,10 +45,26 @@ def test_target_rate_bounds_the_measured_rate(monkeypatch):
 
 def test_tune_command_with_target_rate_records_the_what_if(tmp_path):
     out = tmp_path / "recipe.json"
-    result = CliRunner().invoke(app, ["tune", f"sim:{CHEAP},length=512", "--target-rate", "300",
-                                      "--trials", "2", "--budget", "60", "--max-workers", "2",
-                                      "--results-dir", str(tmp_path), "--out", str(out)],
-                                terminal_width=200)
+    result = CliRunner().invoke(
+        app,
+        [
+            "tune",
+            f"sim:{CHEAP},length=512",
+            "--target-rate",
+            "300",
+            "--trials",
+            "2",
+            "--budget",
+            "60",
+            "--max-workers",
+            "2",
+            "--results-dir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        terminal_width=200,
+    )
     assert result.exit_code == 0, result.output
     recipe = load_recipe(out)
     assert recipe.measured.target_rate_samples_per_s == 300.0
@@ -60,7 +75,8 @@ def test_tune_command_with_target_rate_records_the_what_if(tmp_path):
 
 
 def test_target_rate_must_be_positive(tmp_path):
-    result = CliRunner().invoke(app, ["tune", "sim:", "--target-rate", "0", "--results-dir",
-                                      str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["tune", "sim:", "--target-rate", "0", "--results-dir", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "--target-rate" in result.output

@@ -6,8 +6,13 @@ leaves a report under a name of its own."""
 from __future__ import annotations
 
 import pytest
-
-from script_runs import THIRD_PARTY, autotune_run, image_folder, output_tail, reports_of_every_loader
+from script_runs import (
+    THIRD_PARTY,
+    autotune_run,
+    image_folder,
+    output_tail,
+    reports_of_every_loader,
+)
 
 IMAGENET = THIRD_PARTY / "pytorch_imagenet" / "main.py"
 TIMM = THIRD_PARTY / "timm_train" / "train.py"
@@ -25,8 +30,22 @@ def test_pytorch_examples_imagenet_main_completes_and_reports_each_loader(tmp_pa
     # -j 4 as in issue 23 (there 3,000 images at -b 32): on this data, -j 3 and -j 4 raised its
     # ZeroDivisionError in the policy's verdict in the third epoch; -j 1 and -j 2 did not.
     # cwd: main.py saves its checkpoints in the working directory.
-    done = autotune_run(tmp_path / "results", IMAGENET, str(images), "-a", "shufflenet_v2_x0_5",
-                        "--epochs", "3", "-b", "8", "-j", "4", "-p", "4", cwd=tmp_path)
+    done = autotune_run(
+        tmp_path / "results",
+        IMAGENET,
+        str(images),
+        "-a",
+        "shufflenet_v2_x0_5",
+        "--epochs",
+        "3",
+        "-b",
+        "8",
+        "-j",
+        "4",
+        "-p",
+        "4",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, output_tail(done)
     assert done.stdout.count(" *   Acc@1") == 3, output_tail(done)  # each epoch's validation ran
     reports_of_every_loader(tmp_path / "results", least=2)  # the training and validation loaders
@@ -35,14 +54,40 @@ def test_pytorch_examples_imagenet_main_completes_and_reports_each_loader(tmp_pa
 @pytest.mark.slow
 def test_timm_train_completes_and_reports_each_loader(tmp_path, images):
     # --device cpu: train.py defaults to cuda. --warmup-epochs 0: its default of 5 exceeds the run.
-    done = autotune_run(tmp_path / "results", TIMM, "--data-dir", str(images), "--train-split",
-                        "train", "--val-split", "val", "--num-classes", "4", "--model", "resnet10t",
-                        "--img-size", "64", "--epochs", "2", "--warmup-epochs", "0", "-b", "8",
-                        "-j", "2", "--log-interval", "4", "--device", "cpu",
-                        "--output", str(tmp_path / "out"), cwd=tmp_path)
+    done = autotune_run(
+        tmp_path / "results",
+        TIMM,
+        "--data-dir",
+        str(images),
+        "--train-split",
+        "train",
+        "--val-split",
+        "val",
+        "--num-classes",
+        "4",
+        "--model",
+        "resnet10t",
+        "--img-size",
+        "64",
+        "--epochs",
+        "2",
+        "--warmup-epochs",
+        "0",
+        "-b",
+        "8",
+        "-j",
+        "2",
+        "--log-interval",
+        "4",
+        "--device",
+        "cpu",
+        "--output",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, output_tail(done)
     # Its closing summary, printed once both epochs trained and validated.
-    assert '--result' in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
+    assert "--result" in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
     reports_of_every_loader(tmp_path / "results", least=2)
 
 
@@ -62,10 +107,38 @@ def _on_cuda(results) -> None:
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
-    ddp = ["--multiprocessing-distributed", "--world-size", "1", "--rank", "0",
-           "--dist-backend", "gloo", "--dist-url", "tcp://127.0.0.1:29517"] if spawned else []
-    done = autotune_run(tmp_path / "results", IMAGENET, str(images), "-a", "resnet18",
-                        "--epochs", "3", "-b", "8", "-j", "4", "-p", "4", *ddp, cwd=tmp_path)
+    ddp = (
+        [
+            "--multiprocessing-distributed",
+            "--world-size",
+            "1",
+            "--rank",
+            "0",
+            "--dist-backend",
+            "gloo",
+            "--dist-url",
+            "tcp://127.0.0.1:29517",
+        ]
+        if spawned
+        else []
+    )
+    done = autotune_run(
+        tmp_path / "results",
+        IMAGENET,
+        str(images),
+        "-a",
+        "resnet18",
+        "--epochs",
+        "3",
+        "-b",
+        "8",
+        "-j",
+        "4",
+        "-p",
+        "4",
+        *ddp,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, output_tail(done)
     assert "Using device: cuda" in done.stdout, output_tail(done)
     assert done.stdout.count(" *   Acc@1") == 3, output_tail(done)
@@ -75,11 +148,38 @@ def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_timm_train_on_a_gpu(tmp_path, images):
-    done = autotune_run(tmp_path / "results", TIMM, "--data-dir", str(images), "--train-split",
-                        "train", "--val-split", "val", "--num-classes", "4", "--model", "resnet10t",
-                        "--img-size", "64", "--epochs", "2", "--warmup-epochs", "0", "-b", "8",
-                        "-j", "2", "--log-interval", "4", "--device", "cuda", "--amp",
-                        "--output", str(tmp_path / "out"), cwd=tmp_path)
+    done = autotune_run(
+        tmp_path / "results",
+        TIMM,
+        "--data-dir",
+        str(images),
+        "--train-split",
+        "train",
+        "--val-split",
+        "val",
+        "--num-classes",
+        "4",
+        "--model",
+        "resnet10t",
+        "--img-size",
+        "64",
+        "--epochs",
+        "2",
+        "--warmup-epochs",
+        "0",
+        "-b",
+        "8",
+        "-j",
+        "2",
+        "--log-interval",
+        "4",
+        "--device",
+        "cuda",
+        "--amp",
+        "--output",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, output_tail(done)
-    assert '--result' in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
+    assert "--result" in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
     _on_cuda(tmp_path / "results")

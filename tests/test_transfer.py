@@ -11,8 +11,11 @@ Pair = namedtuple("Pair", "image label")
 
 
 def _nested():
-    return {"a": (torch.ones(2, 3, 4, 4), [torch.zeros(2), "text"]),
-            "b": Pair(torch.ones(2, 3, 4, 4), torch.arange(2)), "n": 5}
+    return {
+        "a": (torch.ones(2, 3, 4, 4), [torch.zeros(2), "text"]),
+        "b": Pair(torch.ones(2, 3, 4, 4), torch.arange(2)),
+        "n": 5,
+    }
 
 
 def test_move_keeps_structure_and_types():
@@ -87,13 +90,19 @@ def test_side_stream_prefetch_order_with_fake_cuda(monkeypatch):
     monkeypatch.setattr(dl.torch.cuda, "Stream", StreamFactory)
     monkeypatch.setattr(dl.torch.cuda, "stream", StreamContext)
     monkeypatch.setattr(dl.torch.cuda, "current_stream", lambda device=None: current)
-    monkeypatch.setattr(dl, "move_to_device", lambda batch, *a: (log.append(f"copy {int(batch[0])}"), batch)[1])
-    monkeypatch.setattr(torch.Tensor, "record_stream",
-                        lambda self, stream: log.append(f"record {int(self[0])} on {stream.name}"),
-                        raising=False)
+    monkeypatch.setattr(
+        dl, "move_to_device", lambda batch, *a: (log.append(f"copy {int(batch[0])}"), batch)[1]
+    )
+    monkeypatch.setattr(
+        torch.Tensor,
+        "record_stream",
+        lambda self, stream: log.append(f"record {int(self[0])} on {stream.name}"),
+        raising=False,
+    )
 
-    loader = DeviceLoader([torch.tensor([i]) for i in range(3)], torch.device("cuda", 0),
-                          side_stream_prefetch=True)
+    loader = DeviceLoader(
+        [torch.tensor([i]) for i in range(3)], torch.device("cuda", 0), side_stream_prefetch=True
+    )
     got = []
     for batch in loader:
         log.append(f"step {int(batch[0])}")
@@ -104,9 +113,23 @@ def test_side_stream_prefetch_order_with_fake_cuda(monkeypatch):
     assert len(created) == 1
     first_epoch = log[: log.index("step 2") + 1]
     assert first_epoch == [
-        "enter side", "copy 0", "exit side", "current waits side", "record 0 on current",
-        "enter side", "copy 1", "exit side", "step 0", "current waits side", "record 1 on current",
-        "enter side", "copy 2", "exit side", "step 1", "current waits side", "record 2 on current",
+        "enter side",
+        "copy 0",
+        "exit side",
+        "current waits side",
+        "record 0 on current",
+        "enter side",
+        "copy 1",
+        "exit side",
+        "step 0",
+        "current waits side",
+        "record 1 on current",
+        "enter side",
+        "copy 2",
+        "exit side",
+        "step 1",
+        "current waits side",
+        "record 2 on current",
         "step 2",
     ]
 
@@ -114,8 +137,10 @@ def test_side_stream_prefetch_order_with_fake_cuda(monkeypatch):
 @pytest.mark.gpu
 def test_side_stream_prefetch_on_a_real_gpu():
     batches = [torch.full((4, 3, 8, 8), float(i)) for i in range(5)]
-    out = [b.sum().item() for b in DeviceLoader(batches, "cuda", non_blocking=True,
-                                                 side_stream_prefetch=True)]
+    out = [
+        b.sum().item()
+        for b in DeviceLoader(batches, "cuda", non_blocking=True, side_stream_prefetch=True)
+    ]
     assert out == [float(i * 4 * 3 * 8 * 8) for i in range(5)]
 
 
@@ -130,8 +155,12 @@ def test_wrapped_loader_passes_sampler_dataset_batch_size_and_len_through():
     dataset = TensorDataset(torch.arange(32).float())
     sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=4, sampler=sampler)
-    recipe = Recipe.from_config(LoaderConfig(), measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0,
-                                                           "speedup": 1.0}, workload={}, environment={})
+    recipe = Recipe.from_config(
+        LoaderConfig(),
+        measured={"samples_per_s": 1.0, "baseline_samples_per_s": 1.0, "speedup": 1.0},
+        workload={},
+        environment={},
+    )
     wrapped = recipe.wrap(loader, "cpu")
     assert wrapped.sampler is sampler and wrapped.dataset is dataset
     assert wrapped.batch_sampler is loader.batch_sampler
@@ -140,6 +169,7 @@ def test_wrapped_loader_passes_sampler_dataset_batch_size_and_len_through():
     def epoch(e: int) -> list[float]:
         wrapped.sampler.set_epoch(e)
         return [x for (batch,) in wrapped for x in batch.tolist()]
+
     first, again, other = epoch(0), epoch(0), epoch(1)
     assert sampler.epoch == 1 and first == again and first != other
     assert len(first) == len(other) == len(set(first)) == 16  # this rank's half of each epoch

@@ -7,14 +7,17 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.workloads import BENCH_WORKLOADS
 from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec, SimulatedDataset
 from autotune.workload.spec import load_workload
 from autotune.workload.text import Sentences, TextSpec, pad_collate
+from benchmarks.workloads import BENCH_WORKLOADS
 
-UNSEEN = {w.key: w for w in BENCH_WORKLOADS
-          if w.key in ("heavy-tail", "large-numpy", "tiny-epochs", "collate-heavy", "tokenizer")}
+UNSEEN = {
+    w.key: w
+    for w in BENCH_WORKLOADS
+    if w.key in ("heavy-tail", "large-numpy", "tiny-epochs", "collate-heavy", "tokenizer")
+}
 
 
 def _two_batches(spec: str) -> list:
@@ -35,8 +38,14 @@ def test_all_five_are_in_the_full_run_and_one_is_held_out():
 
 def test_heavy_tail_items_wait_sixty_ms_one_in_forty():
     spec = SimSpec.parse(UNSEEN["heavy-tail"].spec.split(":", 1)[1])
-    data = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape,
-                            straggle_every=spec.straggle_every, straggle_x=spec.straggle_x)
+    data = SimulatedDataset(
+        spec.length,
+        spec.cpu_ms,
+        spec.io_ms,
+        spec.shape,
+        straggle_every=spec.straggle_every,
+        straggle_x=spec.straggle_x,
+    )
     waits = [data.io_seconds(i) for i in range(80)]
     assert waits.count(pytest.approx(0.060)) == 2 and waits.count(pytest.approx(0.0015)) == 78
 
@@ -74,4 +83,6 @@ def test_the_tokenizer_is_deterministic_and_pads_to_the_batch_longest():
     assert batch["input_ids"].shape == (3, max(lengths))
     assert batch["attention_mask"].sum(dim=1).tolist() == lengths
     first = _two_batches(UNSEEN["tokenizer"].spec)[0]
-    assert set(first) == {"input_ids", "attention_mask", "labels"} and first["labels"].shape == (32,)
+    assert set(first) == {"input_ids", "attention_mask", "labels"} and first["labels"].shape == (
+        32,
+    )

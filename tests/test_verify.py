@@ -8,6 +8,7 @@ import json
 
 import pytest
 import torch
+from conftest import children
 from torch.utils.data import TensorDataset
 from typer.testing import CliRunner
 
@@ -17,11 +18,15 @@ from autotune.recipe.model import Recipe
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.verify import steady
 from autotune.verify.source import locate, output_stem, record_spec
-from autotune.verify.steady import SteadyResult, alternate, measure_steady, settle_batches, summarize
+from autotune.verify.steady import (
+    SteadyResult,
+    alternate,
+    measure_steady,
+    settle_batches,
+    summarize,
+)
 from autotune.workload.base import Workload
 from autotune.workload.options import WorkloadOptions
-
-from conftest import children
 
 runner = CliRunner()
 TINY_SIM = "sim:cpu_ms=0.2,step_ms=2,batch=8,length=256"
@@ -47,16 +52,23 @@ def _workload(items: int = 40, batch: int = 4) -> Workload:
 
 def _recipe(config: LoaderConfig = W2, workload: dict | None = None, rate: float = 500.0) -> Recipe:
     return Recipe.from_config(
-        config, measured={"samples_per_s": rate, "baseline_samples_per_s": 250.0, "speedup": 2.0},
-        workload=workload if workload is not None else {"name": "sim", "batch_size": 8, "spec": TINY_SIM},
-        environment={"usable_cpus": 2, "device": "cpu"})
+        config,
+        measured={"samples_per_s": rate, "baseline_samples_per_s": 250.0, "speedup": 2.0},
+        workload=workload
+        if workload is not None
+        else {"name": "sim", "batch_size": 8, "spec": TINY_SIM},
+        environment={"usable_cpus": 2, "device": "cpu"},
+    )
 
 
 # --- the steady loop, clocked by a fake clock ------------------------------------------------
 
+
 def test_settle_cycles_the_prefetch_buffer_three_times_then_times_the_window():
     clock = FakeClock(0.01)
-    result = measure_steady(_workload(), LoaderConfig(), "cpu", seconds=0.5, settle_s=0.2, clock=clock)
+    result = measure_steady(
+        _workload(), LoaderConfig(), "cpu", seconds=0.5, settle_s=0.2, clock=clock
+    )
     assert result.settle_steps >= max(settle_batches(LoaderConfig()), 1)
     assert result.settle_s >= 0.2 and result.window_s >= 0.5
     assert result.samples == 4 * result.steps
@@ -66,7 +78,9 @@ def test_settle_cycles_the_prefetch_buffer_three_times_then_times_the_window():
 
 def test_settle_lasts_at_least_three_buffers_of_batches_with_workers():
     clock = FakeClock(0.0001)  # settle_s passes at once: the batch count must hold it back
-    result = measure_steady(_workload(items=400), W2, "cpu", seconds=0.01, settle_s=0.0, clock=clock)
+    result = measure_steady(
+        _workload(items=400), W2, "cpu", seconds=0.01, settle_s=0.0, clock=clock
+    )
     assert settle_batches(W2) == 3 * 2 * 2
     assert result.settle_steps >= 12
     assert children() == []  # the workers were shut down
@@ -92,8 +106,15 @@ def test_alternate_measures_a_b_a_b_and_summarizes_the_median():
         return SteadyResult(config, next(rates[config.label()]), 0, 0, seconds, 0.0, settle_s, 0, 1)
 
     seen: list[int] = []
-    out = alternate(None, "cpu", [PYTORCH_DEFAULTS, W2, PYTORCH_DEFAULTS], seconds=20, rounds=3,
-                    measure=fake, on_result=lambda r, _: seen.append(r))
+    out = alternate(
+        None,
+        "cpu",
+        [PYTORCH_DEFAULTS, W2, PYTORCH_DEFAULTS],
+        seconds=20,
+        rounds=3,
+        measure=fake,
+        on_result=lambda r, _: seen.append(r),
+    )
     assert order == ["w0", "w2 pf2"] * 3  # duplicates measured once per round
     assert seen == [0, 0, 1, 1, 2, 2]
     summary = summarize(out)
@@ -104,6 +125,7 @@ def test_alternate_measures_a_b_a_b_and_summarizes_the_median():
 
 
 # --- where the recipe and the findings are -----------------------------------------------------
+
 
 def test_findings_go_beside_the_recipe(tmp_path):
     run = tmp_path / "run"
@@ -128,6 +150,7 @@ def test_tune_records_the_spec_and_only_the_options_given():
 
 # --- the CLI's bad input: one line, exit code 2 --------------------------------------------------
 
+
 def _errors(result) -> list[str]:
     return [line for line in result.output.splitlines() if line.startswith("error:")]
 
@@ -137,19 +160,32 @@ def _file(folder, name, text):
     return folder / name
 
 
-@pytest.mark.parametrize("make, extra, message", [
-    (lambda p: p / "missing.json", [], "no such recipe file or run folder"),
-    (lambda p: p, [], "holds no recipe.json"),
-    (lambda p: _file(p, "bad.json", "{"), [], "is not JSON"),
-    (lambda p: _file(p, "x.json", '{"a": 1}'), [], "unsupported autotune_recipe"),
-    (lambda p: _recipe(workload={"name": "demo"}).save(p / "old.json"), [],
-     "does not record how its workload was built"),
-    (lambda p: _recipe(workload={"name": "x", "spec": "nope"}).save(p / "r.json"), [],
-     "unknown workload 'nope'"),
-    (lambda p: _recipe().save(p / "r.json"), ["missing.py:factory"], "workload file missing.py does not exist"),
-    (lambda p: _recipe().save(p / "r.json"), ["--rounds", "0"], "--rounds must be >= 1"),
-    (lambda p: _recipe().save(p / "r.json"), ["--seconds", "0"], "--seconds must be > 0"),
-])
+@pytest.mark.parametrize(
+    "make, extra, message",
+    [
+        (lambda p: p / "missing.json", [], "no such recipe file or run folder"),
+        (lambda p: p, [], "holds no recipe.json"),
+        (lambda p: _file(p, "bad.json", "{"), [], "is not JSON"),
+        (lambda p: _file(p, "x.json", '{"a": 1}'), [], "unsupported autotune_recipe"),
+        (
+            lambda p: _recipe(workload={"name": "demo"}).save(p / "old.json"),
+            [],
+            "does not record how its workload was built",
+        ),
+        (
+            lambda p: _recipe(workload={"name": "x", "spec": "nope"}).save(p / "r.json"),
+            [],
+            "unknown workload 'nope'",
+        ),
+        (
+            lambda p: _recipe().save(p / "r.json"),
+            ["missing.py:factory"],
+            "workload file missing.py does not exist",
+        ),
+        (lambda p: _recipe().save(p / "r.json"), ["--rounds", "0"], "--rounds must be >= 1"),
+        (lambda p: _recipe().save(p / "r.json"), ["--seconds", "0"], "--seconds must be > 0"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(tmp_path, make, extra, message):
     result = runner.invoke(app, ["verify", str(make(tmp_path)), *extra])
     assert result.exit_code == 2, result.output
@@ -159,9 +195,13 @@ def test_bad_input_exits_2_with_one_line(tmp_path, make, extra, message):
 def test_a_cuda_recipe_on_a_cpu_is_refused(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    path = _recipe(LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True)).save(tmp_path / "r.json")
+    path = _recipe(LoaderConfig(num_workers=2, prefetch_factor=2, pin_memory=True)).save(
+        tmp_path / "r.json"
+    )
     result = runner.invoke(app, ["verify", str(path)])
-    assert result.exit_code == 2 and "pin_memory needs a CUDA device" in " ".join(result.output.split())
+    assert result.exit_code == 2 and "pin_memory needs a CUDA device" in " ".join(
+        result.output.split()
+    )
 
 
 def test_measuring_failures_are_one_line_workload_errors(monkeypatch, tmp_path):
@@ -176,11 +216,13 @@ def test_measuring_failures_are_one_line_workload_errors(monkeypatch, tmp_path):
 
 # --- small real runs: structure only ------------------------------------------------------------
 
+
 def test_verify_a_tune_result_writes_into_its_run_folder(tmp_path):
     from types import SimpleNamespace
 
-    tuned = SimpleNamespace(recipe=_recipe(), workload=_workload(items=64), run_dir=tmp_path,
-                            device=torch.device("cpu"))
+    tuned = SimpleNamespace(
+        recipe=_recipe(), workload=_workload(items=64), run_dir=tmp_path, device=torch.device("cpu")
+    )
     found = autotune.verify(tuned, seconds=0.1, rounds=1, settle_s=0.0)
     assert found.recipe == str(tmp_path / "recipe.json") and found.workload == "fake"
     assert (tmp_path / "verify.json").is_file() and (tmp_path / "verify.md").is_file()
@@ -191,8 +233,9 @@ def test_verify_a_tune_result_writes_into_its_run_folder(tmp_path):
 @pytest.mark.slow
 def test_verify_a_tiny_sim_recipe_end_to_end(tmp_path):
     path = _recipe().save(tmp_path / "recipe.json")
-    result = runner.invoke(app, ["verify", str(tmp_path), "--seconds", "0.3", "--rounds", "2",
-                                 "--settle", "0.1"])
+    result = runner.invoke(
+        app, ["verify", str(tmp_path), "--seconds", "0.3", "--rounds", "2", "--settle", "0.1"]
+    )
     assert result.exit_code == 0, result.output
     for word in ("recorded:", "verified:", "difference:", "defaults:", "speed-up:"):
         assert word in result.output
@@ -202,7 +245,8 @@ def test_verify_a_tiny_sim_recipe_end_to_end(tmp_path):
     assert len(data["tuned"]["samples_per_s"]) == 2 and len(data["defaults"]["samples_per_s"]) == 2
     assert data["recorded_samples_per_s"] == 500.0
     assert data["difference_pct"] == pytest.approx(
-        100 * (500.0 - data["verified_samples_per_s"]) / data["verified_samples_per_s"], abs=0.01)
+        100 * (500.0 - data["verified_samples_per_s"]) / data["verified_samples_per_s"], abs=0.01
+    )
     assert "recorded vs verified" in (tmp_path / "verify.md").read_text()
     assert children() == []
 

@@ -4,44 +4,60 @@ the rate still rises there, as far as memory allows, and says why it stopped whe
 
 from __future__ import annotations
 
+from fakes import burst
+
 import autotune.search.guard as guard_module
-from benchmarks.grid import coverage, grid_configs
-from benchmarks.workloads import BENCH_WORKLOADS
+from autotune.decision.thresholds import HARD_LIMIT
+from autotune.decision.worker_range import WorkerRange, at_top
 from autotune.diagnosis import Context
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe
 from autotune.probe.loader import LoaderProbe
 from autotune.recipe.model import Measured
 from autotune.search.guard import MemoryGuard
+from autotune.search.search_range import SearchRange
 from autotune.search.stopping import StopRules
 from autotune.search.trial import TrialRecord, TrialStatus
-from autotune.decision.thresholds import HARD_LIMIT
-from autotune.decision.worker_range import WorkerRange, at_top
-from autotune.search.search_range import SearchRange
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
-from fakes import burst
+from benchmarks.grid import coverage, grid_configs
+from benchmarks.workloads import BENCH_WORKLOADS
 
 CONTEXT = Context(usable_cpus=2)
 ROOMY = MemoryGuard(budget_mib=1e9, batch_mib=0.0)
 
 
-def _trial(number: int, workers: int, rate: float, *, waiting: bool = True,
-           cpu_pct: float = 20.0) -> TrialRecord:
+def _trial(
+    number: int, workers: int, rate: float, *, waiting: bool = True, cpu_pct: float = 20.0
+) -> TrialRecord:
     config = LoaderConfig(num_workers=workers, prefetch_factor=2)
     # Waiting on the loader 70% of the step (input-bound), or computing 90% (device-bound).
-    phases = dict(wait=0.7, compute=0.2, busy=0.2) if waiting else dict(wait=0.02, compute=0.9, busy=0.9)
-    return TrialRecord(number, config, TrialStatus.OK,
-                       result=burst(config=config, rate=rate, cpu_pct=cpu_pct, **phases))
+    phases = (
+        dict(wait=0.7, compute=0.2, busy=0.2) if waiting else dict(wait=0.02, compute=0.9, busy=0.9)
+    )
+    return TrialRecord(
+        number,
+        config,
+        TrialStatus.OK,
+        result=burst(config=config, rate=rate, cpu_pct=cpu_pct, **phases),
+    )
 
 
 def _range(top: int = 8, limit: int = HARD_LIMIT, explicit: bool = False) -> SearchRange:
-    return SearchRange(SearchSpace(max_workers=top, cuda=False, channels_last_ok=False),
-                       WorkerRange(top, limit, explicit, limit_name="--max-workers"))
+    return SearchRange(
+        SearchSpace(max_workers=top, cuda=False, channels_last_ok=False),
+        WorkerRange(top, limit, explicit, limit_name="--max-workers"),
+    )
 
 
-def decide_growth(trials: list[TrialRecord], top: int, limit: int, explicit: bool,
-                  guard: MemoryGuard, context: Context) -> tuple[int | None, str | None]:
+def decide_growth(
+    trials: list[TrialRecord],
+    top: int,
+    limit: int,
+    explicit: bool,
+    guard: MemoryGuard,
+    context: Context,
+) -> tuple[int | None, str | None]:
     """The new top (None where it stays) and why it stopped."""
     workers = _range(top, limit, explicit)
     fresh = workers.grow(trials, guard, context)
@@ -62,17 +78,26 @@ def test_a_waiting_best_at_the_top_grows_the_range_by_half_and_is_measured_there
     assert all(c.prefetch_factor == 2 for c in fresh)  # the best's other knobs
     trials += [_trial(2, 10, 1000), _trial(3, 12, 900), _trial(5, 11, 970)]
     assert workers.grow(trials, ROOMY, CONTEXT) == []  # peaked at 10: 12 measured lower
-    assert workers.stop == "the rate fell past the best's 10 workers (12 workers: 900 against 1000 samples/s)"
+    assert (
+        workers.stop
+        == "the rate fell past the best's 10 workers (12 workers: 900 against 1000 samples/s)"
+    )
     assert workers.grown_from == 8
     trials += [_trial(4, 7, 1100)]
-    assert decide_growth(trials, 12, HARD_LIMIT, False, ROOMY, CONTEXT)[1] == \
-        "the best has 7 workers, below the range's top of 12"
+    assert (
+        decide_growth(trials, 12, HARD_LIMIT, False, ROOMY, CONTEXT)[1]
+        == "the best has 7 workers, below the range's top of 12"
+    )
 
 
 def test_the_range_stops_where_the_workers_compute_or_the_step_is_the_bottleneck():
-    top, why = decide_growth([_trial(0, 8, 900, cpu_pct=97.0)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
+    top, why = decide_growth(
+        [_trial(0, 8, 900, cpu_pct=97.0)], 8, HARD_LIMIT, False, ROOMY, CONTEXT
+    )
     assert top is None and why.startswith("the workers compute, not wait")
-    top, why = decide_growth([_trial(0, 8, 900, waiting=False)], 8, HARD_LIMIT, False, ROOMY, CONTEXT)
+    top, why = decide_growth(
+        [_trial(0, 8, 900, waiting=False)], 8, HARD_LIMIT, False, ROOMY, CONTEXT
+    )
     assert top is None and "waits for data 2% of the step" in why
 
 
@@ -91,8 +116,10 @@ def test_the_range_stops_at_max_workers_or_the_hard_limit():
     grown = decide_growth(trials, 16, 20, True, ROOMY, CONTEXT)
     assert grown[0] == 20  # half again would be 24: the cap holds it to 20
     at_limit = [_trial(0, HARD_LIMIT, 900)]
-    assert decide_growth(at_limit, HARD_LIMIT, HARD_LIMIT, False, ROOMY, CONTEXT)[1] == \
-        f"the hard limit of {HARD_LIMIT} workers"
+    assert (
+        decide_growth(at_limit, HARD_LIMIT, HARD_LIMIT, False, ROOMY, CONTEXT)[1]
+        == f"the hard limit of {HARD_LIMIT} workers"
+    )
 
 
 def test_the_range_grows_only_as_far_as_memory_allows_and_says_when_none_fits(monkeypatch):
@@ -129,10 +156,18 @@ def test_new_seeds_run_before_patience_counts_again():
 
 
 def test_the_recipe_says_where_the_range_ended_and_from_where_it_grew():
-    m = Measured(samples_per_s=1.0, baseline_samples_per_s=1.0, speedup=1.0, max_workers_searched=12,
-                 worker_range_grown_from=8, worker_range_stop="the search ended first (budget)")
-    assert m.range_note() == ("Worker range searched: 0-12 (grown from 0-8); it stopped there:"
-                              " the search ended first (budget).")
+    m = Measured(
+        samples_per_s=1.0,
+        baseline_samples_per_s=1.0,
+        speedup=1.0,
+        max_workers_searched=12,
+        worker_range_grown_from=8,
+        worker_range_stop="the search ended first (budget)",
+    )
+    assert m.range_note() == (
+        "Worker range searched: 0-12 (grown from 0-8); it stopped there:"
+        " the search ended first (budget)."
+    )
     assert Measured(samples_per_s=1.0, baseline_samples_per_s=1.0, speedup=1.0).range_note() is None
 
 
@@ -142,8 +177,9 @@ def test_the_deep_storage_bench_grid_reaches_past_the_starting_range():
     configs = grid_configs(space, deep.held_off("cpu"), deep.grid_workers)
     assert sorted({c.num_workers for c in configs}) == list(deep.grid_workers)
     assert max(deep.grid_workers) > 4 * 2  # above 4 x CPUs on the 2-CPU bench machine
-    assert "at 0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20 workers" in coverage(space, deep.held_off("cpu"),
-                                                                        deep.grid_workers)
+    assert "at 0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20 workers" in coverage(
+        space, deep.held_off("cpu"), deep.grid_workers
+    )
     [short] = [w for w in BENCH_WORKLOADS if w.key == "short-epochs"]
     assert "persistent_workers" not in short.held_off("cpu")  # the knob its epochs hinge on
 

@@ -42,16 +42,19 @@ def test_module_factory(tmp_path, monkeypatch):
     assert load_workload("my_workload:factory").name == "mine"
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("nope", "unknown workload 'nope'"),
-    ("missing_file.py:factory", "workload file missing_file.py does not exist"),
-    ("no_such_module_xyz:factory", "module 'no_such_module_xyz' not found"),
-    ("{file}:absent", "has no callable 'absent'"),
-    ("{file}:not_a_workload", "returned int, not an autotune.Workload"),
-    ("imagefolder:/does/not/exist", "is not a directory"),
-    ("sim:cpu_ms=fast", "bad value for sim parameter cpu_ms"),
-    ("sim:speed=3", "bad sim parameter 'speed=3'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nope", "unknown workload 'nope'"),
+        ("missing_file.py:factory", "workload file missing_file.py does not exist"),
+        ("no_such_module_xyz:factory", "module 'no_such_module_xyz' not found"),
+        ("{file}:absent", "has no callable 'absent'"),
+        ("{file}:not_a_workload", "returned int, not an autotune.Workload"),
+        ("imagefolder:/does/not/exist", "is not a directory"),
+        ("sim:cpu_ms=fast", "bad value for sim parameter cpu_ms"),
+        ("sim:speed=3", "bad sim parameter 'speed=3'"),
+    ],
+)
 def test_bad_specs(tmp_path, spec, message):
     path = _factory_file(tmp_path, GOOD)
     with pytest.raises(WorkloadError, match=message):
@@ -90,15 +93,19 @@ def test_from_model_step_trains(tmp_path):
     data = torch.utils.data.TensorDataset(torch.randn(16, 3, 2, 2), torch.randint(0, 2, (16,)))
     workload = Workload.from_model(data, model, 4, device="cpu")
     before = model[1].weight.detach().clone()
-    loss = workload.step(next(iter(workload.make_loader(__import__("autotune").space.LoaderConfig()))))
+    loss = workload.step(
+        next(iter(workload.make_loader(__import__("autotune").space.LoaderConfig())))
+    )
     assert loss.dim() == 0 and not torch.equal(before, model[1].weight)
 
 
 def test_imagefolder_builtin_on_generated_jpegs(tmp_path):
     folder = make_jpeg_folder(tmp_path / "jpegs", images=8, classes=2, min_side=64, max_side=96)
     assert make_jpeg_folder(folder, images=8) == folder  # cached: made once
-    workload = load_workload(f"imagefolder:{folder}",
-                             WorkloadOptions(device="cpu", model="resnet18", image_size=32, batch_size=4))
+    workload = load_workload(
+        f"imagefolder:{folder}",
+        WorkloadOptions(device="cpu", model="resnet18", image_size=32, batch_size=4),
+    )
     images, labels = next(iter(workload.make_loader(__import__("autotune").space.LoaderConfig())))
     assert images.shape == (4, 3, 32, 32) and labels.shape == (4,)
     workload.step((images, labels))

@@ -49,7 +49,7 @@ class FakeClock:
         self.sleep(seconds)
         self.cpu += seconds
 
-    def install(self, monkeypatch: pytest.MonkeyPatch, *modules: ModuleType) -> "FakeClock":
+    def install(self, monkeypatch: pytest.MonkeyPatch, *modules: ModuleType) -> FakeClock:
         for module in modules:
             monkeypatch.setattr(module, "time", self)
         return self
@@ -64,8 +64,17 @@ class ScheduledLoader:
     worker: with none, the real DataLoader on a faked dataset does the job. With `batches`, an
     epoch ends after that many and each iter() starts the workers `restart_s` later."""
 
-    def __init__(self, clock: FakeClock, batch_size: int, *, workers: int, prefetch: int,
-                 batch_s: float, batches: int | None = None, restart_s: float = 0.0):
+    def __init__(
+        self,
+        clock: FakeClock,
+        batch_size: int,
+        *,
+        workers: int,
+        prefetch: int,
+        batch_s: float,
+        batches: int | None = None,
+        restart_s: float = 0.0,
+    ):
         self.clock = clock
         self.batch_size = batch_size
         self.workers = workers
@@ -104,16 +113,36 @@ class ScheduledWorkload(Workload):
     restart_s: float = 0.0
 
     def make_loader(self, config: LoaderConfig, **_extra: Any) -> ScheduledLoader:
-        return ScheduledLoader(self.clock, self.batch_size, workers=config.num_workers,
-                               prefetch=config.effective_prefetch_factor, batch_s=self.batch_s,
-                               batches=self.epoch_batches, restart_s=self.restart_s)
+        return ScheduledLoader(
+            self.clock,
+            self.batch_size,
+            workers=config.num_workers,
+            prefetch=config.effective_prefetch_factor,
+            batch_s=self.batch_s,
+            batches=self.epoch_batches,
+            restart_s=self.restart_s,
+        )
 
 
-def scheduled_workload(clock: FakeClock, *, batch_size: int, batch_s: float, step: Any,
-                       epoch_batches: int | None = None, restart_s: float = 0.0) -> ScheduledWorkload:
-    return ScheduledWorkload(list(range(64 * batch_size)), batch_size, step, name="scheduled",
-                             clock=clock, batch_s=batch_s, epoch_batches=epoch_batches,
-                             restart_s=restart_s)
+def scheduled_workload(
+    clock: FakeClock,
+    *,
+    batch_size: int,
+    batch_s: float,
+    step: Any,
+    epoch_batches: int | None = None,
+    restart_s: float = 0.0,
+) -> ScheduledWorkload:
+    return ScheduledWorkload(
+        list(range(64 * batch_size)),
+        batch_size,
+        step,
+        name="scheduled",
+        clock=clock,
+        batch_s=batch_s,
+        epoch_batches=epoch_batches,
+        restart_s=restart_s,
+    )
 
 
 class FixedHost:
@@ -126,7 +155,7 @@ class FixedHost:
         self.clock = clock
         self.start_s = start_s
 
-    def __call__(self, usable_cpus: int) -> "FixedHost":  # constructed like a HostSampler
+    def __call__(self, usable_cpus: int) -> FixedHost:  # constructed like a HostSampler
         self.usable_cpus = usable_cpus
         return self
 
@@ -135,5 +164,10 @@ class FixedHost:
             self.clock.burn(self.start_s)
 
     def stop(self) -> HostStats:
-        return HostStats(cpu_pct=100.0 * self.cores / self.usable_cpus, cpu_cores_used=self.cores,
-                         peak_rss_mib=100.0, peak_pss_mib=80.0, peak_workers=0)
+        return HostStats(
+            cpu_pct=100.0 * self.cores / self.usable_cpus,
+            cpu_cores_used=self.cores,
+            peak_rss_mib=100.0,
+            peak_pss_mib=80.0,
+            peak_workers=0,
+        )

@@ -100,8 +100,14 @@ def whole_epoch_cost(whole: WholeEpochs, length: EpochLength) -> EpochCost:
     return EpochCost(steady, whole.samples_per_s, whole.boundary_step_s, cost, length)
 
 
-def epoch_cost(window_rate: float, window_s: float, boundaries: int, first_batch_s: float,
-               batch_size: int, length: EpochLength) -> EpochCost:
+def epoch_cost(
+    window_rate: float,
+    window_s: float,
+    boundaries: int,
+    first_batch_s: float,
+    batch_size: int,
+    length: EpochLength,
+) -> EpochCost:
     # The cost is judged against the window's own step first; a window that crossed boundaries
     # then has them taken out, and the cost is judged again against the steadier step.
     cost = restart_cost_s(first_batch_s, window_rate, batch_size)

@@ -29,7 +29,9 @@ class EpochPlace:
 
     def middle(self, position: int, room: int) -> bool:
         """Batch `position` of its epoch is past the refill, with `room` batches before the tail."""
-        return self.batches is not None and self.depth <= position < self.batches - self.depth - room
+        return (
+            self.batches is not None and self.depth <= position < self.batches - self.depth - room
+        )
 
     def last_before_tail(self, position: int) -> bool:
         return self.batches is not None and position == self.batches - self.depth - 1
@@ -69,5 +71,9 @@ def whole_epochs(marks: list[Mark], edges: list[int]) -> WholeEpochs | None:
     intervals = [(i in boundary, marks[i].t - marks[i - 1].t) for i in range(first + 1, last + 1)]
     crossing = [dt for at_edge, dt in intervals if at_edge]
     inside = [dt for at_edge, dt in intervals if not at_edge] or crossing
-    return WholeEpochs(len(edges) - 1, (marks[last].samples - marks[first].samples) / span,
-                       statistics.median(crossing), statistics.median(inside))
+    return WholeEpochs(
+        len(edges) - 1,
+        (marks[last].samples - marks[first].samples) / span,
+        statistics.median(crossing),
+        statistics.median(inside),
+    )

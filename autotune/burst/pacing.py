@@ -15,8 +15,13 @@ DRAINED_PULL_S = 0.002
 IDLE_POLL_S = 0.005
 
 
-def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
-           backlog: Callable[[], int | None], depth: int, limit_s: float) -> None:
+def settle(
+    batches: Iterator[Any],
+    run_step: Callable[[Any], None],
+    backlog: Callable[[], int | None],
+    depth: int,
+    limit_s: float,
+) -> None:
     """Real steps until `depth` batches have gone through since warm-up, so the window starts in
     the loader's steady state, at most `limit_s` (half the window's cap: the budget plans on it).
     A buffer still full after the warm-up steps is already steady: the consumer, not the loader,
@@ -31,20 +36,30 @@ def settle(batches: Iterator[Any], run_step: Callable[[Any], None],
         run_step(next(batches))
 
 
-def to_middle(batches: Iterator[Any], run_step: Callable[[Any], None], place: EpochPlace,
-              position: Callable[[], int], room: int, limit_s: float) -> None:
+def to_middle(
+    batches: Iterator[Any],
+    run_step: Callable[[Any], None],
+    place: EpochPlace,
+    position: Callable[[], int],
+    room: int,
+    limit_s: float,
+) -> None:
     """Real steps until the next batch lies in its epoch's middle with `room` batches before the
     tail (epoch_window.py), at most `limit_s`."""
     if place.batches is None:
         return
     t0 = time.perf_counter()
-    while (not place.middle((position() + 1) % place.batches, room)
-           and time.perf_counter() - t0 < limit_s):
+    while (
+        not place.middle((position() + 1) % place.batches, room)
+        and time.perf_counter() - t0 < limit_s
+    ):
         run_step(next(batches))
 
 
 def persistent_pool(loader: Any) -> bool:
-    return bool(getattr(loader, "persistent_workers", False)) and getattr(loader, "num_workers", 0) > 0
+    return (
+        bool(getattr(loader, "persistent_workers", False)) and getattr(loader, "num_workers", 0) > 0
+    )
 
 
 def refill_s(loader: Any, limit_s: float) -> float:

@@ -28,8 +28,9 @@ def interpreter_start_s() -> float:
     first."""
     began = time.perf_counter()
     try:
-        subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, timeout=600,
-                       check=False)
+        subprocess.run(
+            [sys.executable, "-c", "import torch"], capture_output=True, timeout=600, check=False
+        )
     except subprocess.TimeoutExpired:
         pass  # the time it took is the answer all the same
     return time.perf_counter() - began

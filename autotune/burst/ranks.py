@@ -80,8 +80,14 @@ class _Channel:
         self.world = world
         backend = backend_for(device)
         extra: dict[str, Any] = {"device_id": device} if backend == "nccl" else {}
-        dist.init_process_group(backend, init_method=rendezvous, rank=rank, world_size=world,
-                                timeout=COLLECTIVE_TIMEOUT, **extra)
+        dist.init_process_group(
+            backend,
+            init_method=rendezvous,
+            rank=rank,
+            world_size=world,
+            timeout=COLLECTIVE_TIMEOUT,
+            **extra,
+        )
         # Every rank joins the group, so it is never torch's NON_GROUP_MEMBER marker.
         group = None if backend == "gloo" else dist.new_group(backend="gloo")
         self.control: dist.ProcessGroup | None = group  # type: ignore[assignment]
@@ -110,12 +116,14 @@ def _burst_or_error(rank: int, measure: Callable[[], BurstResult]) -> Outcome:
         return f"rank {rank}: {type(exc).__name__}: {exc}"
 
 
-def _helper_rank(index: int, factory: WorkloadFactory, device: torch.device, world: int,
-                 rendezvous: str) -> None:
+def _helper_rank(
+    index: int, factory: WorkloadFactory, device: torch.device, world: int, rendezvous: str
+) -> None:
     rank = index + 1
     # What torchrun would set: user factories may read them (to pick a GPU, a shard, ...).
-    os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-                      WORLD_SIZE=str(world))
+    os.environ.update(
+        LOCAL_RANK=str(rank), RANK=str(rank), LOCAL_WORLD_SIZE=str(world), WORLD_SIZE=str(world)
+    )
     device = rank_device(device, rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -132,9 +140,18 @@ def _helper_rank(index: int, factory: WorkloadFactory, device: torch.device, wor
             if isinstance(workload, str):
                 outcome: Outcome = workload
             else:
-                outcome = _burst_or_error(rank, partial(
-                    run_burst, workload, request.config, device, request.settings,
-                    usable_cpus=cpus, gpu_sampler=sampler))
+                outcome = _burst_or_error(
+                    rank,
+                    partial(
+                        run_burst,
+                        workload,
+                        request.config,
+                        device,
+                        request.settings,
+                        usable_cpus=cpus,
+                        gpu_sampler=sampler,
+                    ),
+                )
             channel.gather(outcome)
     finally:
         channel.close()
@@ -147,8 +164,10 @@ class RankGroup:
         if ranks < 2:
             raise OptionsError("a rank group needs at least 2 ranks")
         if device.type == "cuda" and torch.cuda.device_count() < ranks:
-            raise OptionsError(f"--ranks-per-node {ranks} needs {ranks} GPUs (one per rank);"
-                               f" {torch.cuda.device_count()} present")
+            raise OptionsError(
+                f"--ranks-per-node {ranks} needs {ranks} GPUs (one per rank);"
+                f" {torch.cuda.device_count()} present"
+            )
         self.ranks = ranks
         self.factory = factory
         self.device = device
@@ -157,13 +176,17 @@ class RankGroup:
         self._channel: _Channel | None = None
         self._in_step = True  # False once a collective failed: the ranks are out of step
 
-    def __enter__(self) -> "RankGroup":
+    def __enter__(self) -> RankGroup:
         self._dir = tempfile.mkdtemp(prefix="autotune-ranks-")
         rendezvous = f"file://{os.path.join(self._dir, 'rendezvous')}"
         # spawn, not fork: the tuning process already runs threads (samplers, torch's pools).
         self._helpers = mp.start_processes(
-            _helper_rank, args=(self.factory, self.device, self.ranks, rendezvous),
-            nprocs=self.ranks - 1, join=False, start_method="spawn")
+            _helper_rank,
+            args=(self.factory, self.device, self.ranks, rendezvous),
+            nprocs=self.ranks - 1,
+            join=False,
+            start_method="spawn",
+        )
         try:
             self._channel = _Channel(rendezvous, 0, self.ranks, self.device)
         except Exception as exc:
@@ -178,8 +201,9 @@ class RankGroup:
             self._in_step = False
             raise WorkloadError(f"lost the helper ranks: {exc}") from exc
 
-    def measure(self, config: LoaderConfig, settings: BurstSettings,
-                local: Callable[[], BurstResult]) -> BurstResult:
+    def measure(
+        self, config: LoaderConfig, settings: BurstSettings, local: Callable[[], BurstResult]
+    ) -> BurstResult:
         """Run `local` (rank 0's burst) while every helper rank runs the same configuration;
         return the slowest rank's result. A failure on any rank fails the configuration."""
         channel = self._channel

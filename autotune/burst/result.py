@@ -45,7 +45,9 @@ class BurstResult:
 
     @property
     def steady_rate(self) -> float:
-        return self.samples_per_s if self.steady_samples_per_s is None else self.steady_samples_per_s
+        return (
+            self.samples_per_s if self.steady_samples_per_s is None else self.steady_samples_per_s
+        )
 
     @property
     def restart_share(self) -> float:
@@ -62,8 +64,12 @@ class BurstResult:
         """Percent of the window's wall time: wait + copy + compute + other = 100."""
         total = max(self.window_s, 1e-12)
         wait, copy, compute = (100 * x / total for x in (self.wait_s, self.copy_s, self.compute_s))
-        return {"wait": wait, "copy": copy, "compute": compute,
-                "other": max(0.0, 100.0 - wait - copy - compute)}
+        return {
+            "wait": wait,
+            "copy": copy,
+            "compute": compute,
+            "other": max(0.0, 100.0 - wait - copy - compute),
+        }
 
     @property
     def transfers(self) -> bool:
@@ -79,7 +85,7 @@ class BurstResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "BurstResult":
+    def from_dict(cls, data: dict[str, Any]) -> BurstResult:
         data = dict(data)
         data["config"] = LoaderConfig(**data["config"])
         data["host"] = HostStats(**data["host"])

@@ -37,9 +37,9 @@ from autotune.burst.backlog import ready_batches
 from autotune.burst.epoch import EpochCost, EpochLength, epoch_cost, epoch_length, whole_epoch_cost
 from autotune.burst.epoch_window import EpochPlace, WholeEpochs, whole_epochs
 from autotune.burst.pacing import persistent_pool, refill_s, settle, to_middle
+from autotune.burst.pool_start import start_allowance_s
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
-from autotune.burst.pool_start import start_allowance_s
 from autotune.burst.watchdog import time_limit
 from autotune.burst.window import halves_agree, next_mark, window_complete, window_rate
 from autotune.errors import WorkloadError
@@ -89,19 +89,26 @@ class Epochs:
                 empty = False
                 yield batch
             if empty:
-                raise WorkloadError("the loader produced no batch: the dataset is smaller than one"
-                                    " batch")
+                raise WorkloadError(
+                    "the loader produced no batch: the dataset is smaller than one batch"
+                )
 
 
 def endless_batches(feed: Iterable[Any]) -> Generator[Any, None, None]:
     return iter(Epochs(feed))
 
 
-def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
-              settings: BurstSettings = BurstSettings(), *, usable_cpus: int = 1,
-              gpu_sampler: NvmlSampler | None = None,
-              on_progress: ProgressHook | None = None,
-              marks: PhaseHook | None = None) -> BurstResult:
+def run_burst(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device,
+    settings: BurstSettings = BurstSettings(),
+    *,
+    usable_cpus: int = 1,
+    gpu_sampler: NvmlSampler | None = None,
+    on_progress: ProgressHook | None = None,
+    marks: PhaseHook | None = None,
+) -> BurstResult:
     """`marks`, when given, also wraps every phase (wait, copy, compute), e.g. in NVTX ranges."""
     with warnings.catch_warnings():
         # Going past the core count is deliberate (storage-bound datasets gain from it): silence
@@ -112,8 +119,11 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
         phase = clock.span if marks is None else stack_phases(marks, clock.span)
         # No single batch may take longer than the whole burst may: torch raises in the main
         # process when a worker goes silent that long (the watchdog's back-up off the main thread).
-        limit_s = (settings.time_limit_s + start_allowance_s(config, usable_cpus)
-                   if settings.time_limit_s else None)
+        limit_s = (
+            settings.time_limit_s + start_allowance_s(config, usable_cpus)
+            if settings.time_limit_s
+            else None
+        )
         timeout = {"timeout": limit_s} if limit_s and config.num_workers else {}
         with no_strays():
             loader = workload.make_loader(config, **timeout)
@@ -126,22 +136,40 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
                 with time_limit(limit_s):
                     length = epoch_length(loader, workload.batch_size)
                     place = EpochPlace(length.batches, config.prefetch_depth)
+
                     # `feed` bound as a default: the finally below deletes the name.
                     def ready(feed: DeviceLoader = feed) -> int | None:
                         return ready_batches(feed.iterator)
 
-                    result, whole = _measure(workload, config, batches, ready, clock, phase,
-                                             settings, usable_cpus, gpu_sampler, on_progress,
-                                             samplers, t_begin, epochs, place)
+                    result, whole = _measure(
+                        workload,
+                        config,
+                        batches,
+                        ready,
+                        clock,
+                        phase,
+                        settings,
+                        usable_cpus,
+                        gpu_sampler,
+                        on_progress,
+                        samplers,
+                        t_begin,
+                        epochs,
+                        place,
+                    )
                     if whole is not None:
                         result = with_cost(result, whole_epoch_cost(whole, length))
                     else:
                         # No pool, no restart: the main process loads the next epoch's first
                         # batch as any other (its one-time start-up, e.g. opening files, is not
                         # repeated).
-                        first_batch = (0.0 if config.num_workers == 0 else
-                                       refill_s(loader, settings.max_seconds / 2)
-                                       if persistent_pool(loader) else result.startup_s)
+                        first_batch = (
+                            0.0
+                            if config.num_workers == 0
+                            else refill_s(loader, settings.max_seconds / 2)
+                            if persistent_pool(loader)
+                            else result.startup_s
+                        )
                         result = with_epochs(result, first_batch, length)
                 failed = False
             finally:
@@ -160,24 +188,49 @@ def run_burst(workload: Workload, config: LoaderConfig, device: torch.device,
 
 def with_epochs(result: BurstResult, first_batch_s: float, length: EpochLength) -> BurstResult:
     """The window's result as a rate over whole epochs, with what an epoch boundary costs."""
-    return with_cost(result, epoch_cost(result.samples_per_s, result.window_s, result.window_epochs,
-                                        first_batch_s,
-                                        max(1, round(result.samples / max(1, result.steps))), length))
+    return with_cost(
+        result,
+        epoch_cost(
+            result.samples_per_s,
+            result.window_s,
+            result.window_epochs,
+            first_batch_s,
+            max(1, round(result.samples / max(1, result.steps))),
+            length,
+        ),
+    )
 
 
 def with_cost(result: BurstResult, cost: EpochCost) -> BurstResult:
-    return replace(result, samples_per_s=cost.samples_per_s,
-                   steady_samples_per_s=cost.steady_samples_per_s, first_batch_s=cost.first_batch_s,
-                   restart_cost_s=cost.restart_cost_s, epoch_samples=cost.length.samples)
+    return replace(
+        result,
+        samples_per_s=cost.samples_per_s,
+        steady_samples_per_s=cost.steady_samples_per_s,
+        first_batch_s=cost.first_batch_s,
+        restart_cost_s=cost.restart_cost_s,
+        epoch_samples=cost.length.samples,
+    )
 
 
-def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
-             backlog: Callable[[], int | None], clock: PhaseClock, phase: PhaseHook,
-             settings: BurstSettings, usable_cpus: int, gpu_sampler: NvmlSampler | None,
-             on_progress: ProgressHook | None, running: list[Any], t_begin: float,
-             epochs: Epochs, place: EpochPlace) -> tuple[BurstResult, WholeEpochs | None]:
+def _measure(
+    workload: Workload,
+    config: LoaderConfig,
+    batches: Iterator[Any],
+    backlog: Callable[[], int | None],
+    clock: PhaseClock,
+    phase: PhaseHook,
+    settings: BurstSettings,
+    usable_cpus: int,
+    gpu_sampler: NvmlSampler | None,
+    on_progress: ProgressHook | None,
+    running: list[Any],
+    t_begin: float,
+    epochs: Epochs,
+    place: EpochPlace,
+) -> tuple[BurstResult, WholeEpochs | None]:
     """The window's result and, where it measured whole epochs (epoch_window.py), those."""
     clock.recording = False
+
     def run_step(batch: Any) -> None:
         with phase("compute"):
             workload.step(batch)
@@ -201,8 +254,14 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     room = max(settings.min_steps, config.prefetch_depth)
     whole = place.batches is not None and not place.holds_window(room)
     if not whole:
-        to_middle(batches, run_step, place, lambda: epochs.position, room,
-                  settle_limit - (time.perf_counter() - t_settle))
+        to_middle(
+            batches,
+            run_step,
+            place,
+            lambda: epochs.position,
+            room,
+            settle_limit - (time.perf_counter() - t_settle),
+        )
     clock.synchronize()
 
     clock.recording = True
@@ -232,8 +291,11 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
         if elapsed >= settings.max_seconds:
             break
         if whole:
-            if (len(edges) >= 2 and steps >= settings.min_steps
-                    and marks[edges[-1]].t - marks[edges[0]].t >= settings.min_seconds):
+            if (
+                len(edges) >= 2
+                and steps >= settings.min_steps
+                and marks[edges[-1]].t - marks[edges[0]].t >= settings.min_seconds
+            ):
                 steady = True
                 break
         elif place.last_before_tail(epochs.position):
@@ -244,8 +306,13 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
                 steady = halves_agree(marks, settings.steady_tolerance)
                 break
             whole = True
-        elif window_complete(marks, min_steps=settings.min_steps, min_seconds=settings.min_seconds,
-                             depth=config.prefetch_depth, tolerance=settings.steady_tolerance):
+        elif window_complete(
+            marks,
+            min_steps=settings.min_steps,
+            min_seconds=settings.min_seconds,
+            depth=config.prefetch_depth,
+            tolerance=settings.steady_tolerance,
+        ):
             steady = True
             break
     clock.synchronize()
@@ -257,14 +324,24 @@ def _measure(workload: Workload, config: LoaderConfig, batches: Iterator[Any],
     measured = whole_epochs(marks, edges) if whole else None
     rate = measured.samples_per_s if measured is not None else window_rate(marks)
     return BurstResult(
-        config=config, samples_per_s=rate, steps=steps, samples=samples,
-        window_s=t_end - t_window, startup_s=t_first - t_begin, warmup_s=t_window - t_first,
-        duration_s=0.0, steady=steady,
-        wait_s=clock.wall_total("wait"), copy_s=clock.wall_total("copy"),
+        config=config,
+        samples_per_s=rate,
+        steps=steps,
+        samples=samples,
+        window_s=t_end - t_window,
+        startup_s=t_first - t_begin,
+        warmup_s=t_window - t_first,
+        duration_s=0.0,
+        steady=steady,
+        wait_s=clock.wall_total("wait"),
+        copy_s=clock.wall_total("copy"),
         compute_s=clock.wall_total("compute"),
-        device_copy_s=clock.device_total("copy"), device_compute_s=clock.device_total("compute"),
-        host=host_stats, gpu=gpu_stats,
+        device_copy_s=clock.device_total("copy"),
+        device_compute_s=clock.device_total("compute"),
+        host=host_stats,
+        gpu=gpu_stats,
         device_busy_s=accelerator.busy_s - busy_start if accelerator is not None else None,
-        backlog_start=marks[0].backlog, backlog_end=marks[-1].backlog,
+        backlog_start=marks[0].backlog,
+        backlog_end=marks[-1].backlog,
         window_epochs=epochs.epochs - epochs_before,
     ), measured

@@ -97,5 +97,9 @@ def no_strays() -> Iterator[None]:
 def _owners(procs: set[Any]) -> list[Any]:
     """The iterators, reachable or not, whose workers are among `procs`: their SIGCHLD watch
     must end before the workers are killed. Rare (a stray is an accident), so a gc scan is fine."""
-    return [o for o in gc.get_objects() if issubclass(type(o), _MultiProcessingDataLoaderIter)
-            and any(w in procs for w in getattr(o, "_workers", ()))]
+    return [
+        o
+        for o in gc.get_objects()
+        if issubclass(type(o), _MultiProcessingDataLoaderIter)
+        and any(w in procs for w in getattr(o, "_workers", ()))
+    ]

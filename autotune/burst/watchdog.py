@@ -34,8 +34,9 @@ def time_limit(seconds: float | None, what: str = "burst") -> Iterator[None]:
         return
 
     def expire(_signum: int, _frame: object) -> None:
-        raise BurstTimeout(f"{what} exceeded its time limit of {seconds:g} s"
-                           " (a hung worker, dataset item or step)")
+        raise BurstTimeout(
+            f"{what} exceeded its time limit of {seconds:g} s (a hung worker, dataset item or step)"
+        )
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)

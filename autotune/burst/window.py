@@ -46,7 +46,9 @@ def span_rate(marks: list[Mark], lo: int, hi: int) -> float:
     produced: float = consumed
     span = max(b.t - a.t, 1e-12)
     if a.backlog is not None and b.backlog is not None and hi > lo:
-        produced += (b.backlog - a.backlog) * consumed / (hi - lo)  # batches at this span's mean size
+        produced += (
+            (b.backlog - a.backlog) * consumed / (hi - lo)
+        )  # batches at this span's mean size
     rate = max(produced, 0) / span
     starved = _starved(a, b)
     if starved is not None:
@@ -65,8 +67,9 @@ def _starved(a: Mark, b: Mark) -> float | None:
     return None
 
 
-def next_mark(marks: list[Mark], t: float, samples: int, backlog: int | None,
-              waited: float | None) -> Mark:
+def next_mark(
+    marks: list[Mark], t: float, samples: int, backlog: int | None, waited: float | None
+) -> Mark:
     """The mark after `marks`' last. A pull that found finished batches waiting did not wait for
     the loader: its time is the hand-over (receiving the batch from a worker, on a busy machine
     behind the workers for a core), the loop's own work, which no loader makes faster. Counted
@@ -74,7 +77,12 @@ def next_mark(marks: list[Mark], t: float, samples: int, backlog: int | None,
     sustains (results/bench/hand-over)."""
     last = marks[-1] if marks else None
     starved = None
-    if last is not None and last.starved is not None and waited is not None and last.waited is not None:
+    if (
+        last is not None
+        and last.starved is not None
+        and waited is not None
+        and last.waited is not None
+    ):
         wait = waited - last.waited
         starved = last.starved + (wait if last.backlog is None or last.backlog == 0 else 0.0)
     elif last is None and waited is not None:
@@ -91,8 +99,9 @@ def balanced(marks: list[Mark]) -> bool:
     return first is None or last is None or abs(last - first) <= BALANCED_WITHIN
 
 
-def window_complete(marks: list[Mark], *, min_steps: int, min_seconds: float, depth: int,
-                    tolerance: float) -> bool:
+def window_complete(
+    marks: list[Mark], *, min_steps: int, min_seconds: float, depth: int, tolerance: float
+) -> bool:
     steps = len(marks) - 1
     if steps < max(min_steps, depth) or marks[-1].t - marks[0].t < min_seconds:
         return False

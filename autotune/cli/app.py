@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import typer
 
-from autotune.cli import (env_cmd, memory_cmd, report_cmd, run_cmd, show_cmd, slurm_cmd, tune_cmd,
-                          verify_cmd)
+from autotune.cli import (
+    env_cmd,
+    memory_cmd,
+    report_cmd,
+    run_cmd,
+    show_cmd,
+    slurm_cmd,
+    tune_cmd,
+    verify_cmd,
+)
 from autotune.cli.lab import register
 from autotune.made_by import version_line
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Tune a PyTorch input pipeline by measuring short training bursts.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Tune a PyTorch input pipeline by measuring short training bursts.",
+)
 
 
 def _version(show: bool) -> None:
@@ -20,9 +31,15 @@ def _version(show: bool) -> None:
 
 
 @app.callback()
-def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                          help="print the version (and the git commit in a"
-                                               " checkout) and exit")) -> None:
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="print the version (and the git commit in a checkout) and exit",
+    ),
+) -> None:
     """Tune a PyTorch input pipeline by measuring short training bursts."""
 
 

@@ -17,8 +17,9 @@ err_console = Console(stderr=True)
 
 BAD_INPUT = 2
 
-DEBUG_OPTION = typer.Option(False, "--debug", help="on an error, show autotune's Python traceback"
-                            " instead of one line")
+DEBUG_OPTION = typer.Option(
+    False, "--debug", help="on an error, show autotune's Python traceback instead of one line"
+)
 
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,10 +34,13 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except AutotuneError as exc:
             if kwargs.get("debug"):
                 raise
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
-                              soft_wrap=True)
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             if exc.detail:
-                err_console.print(exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True)
+                err_console.print(
+                    exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True
+                )
             raise typer.Exit(BAD_INPUT) from None
 
     return wrapper

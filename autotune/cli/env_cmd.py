@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 from rich.table import Table
 
@@ -12,10 +10,15 @@ from autotune.cli.common import DEBUG_OPTION, console, err_console, one_line_err
 
 
 @one_line_errors
-def env(ranks_per_node: Optional[int] = typer.Option(
-        None, "--ranks-per-node", min=1,
-        help="ranks that will share this node (default: LOCAL_WORLD_SIZE or Slurm's layout)"),
-        debug: bool = DEBUG_OPTION) -> None:
+def env(
+    ranks_per_node: int | None = typer.Option(
+        None,
+        "--ranks-per-node",
+        min=1,
+        help="ranks that will share this node (default: LOCAL_WORLD_SIZE or Slurm's layout)",
+    ),
+    debug: bool = DEBUG_OPTION,
+) -> None:
     """Show usable CPUs (and why), GPUs seen by NVML, /dev/shm, torch/CUDA versions and Slurm
     variables; warn about what will hold a DataLoader back."""
     table = Table(show_header=False, box=None)

@@ -27,8 +27,9 @@ def register(app: typer.Typer, module: str, name: str, root: Path = CHECKOUT) ->
     command = _load(module, name, root)
     if command is None:
         # Whatever arguments it would take in a clone are accepted, so the user reads why not.
-        app.command(name, context_settings={"allow_extra_args": True,
-                                            "ignore_unknown_options": True})(_absent(name))
+        app.command(
+            name, context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+        )(_absent(name))
     else:
         app.command(name)(command)
 
@@ -52,10 +53,14 @@ def _load(module: str, name: str, root: Path) -> Callable[..., Any] | None:
 def _absent(name: str) -> Callable[..., Any]:
     @one_line_errors
     def command() -> None:
-        raise OptionsError(f"`autotune {name}` measures autotune itself and runs only in a clone"
-                           " of its repository, where benchmarks/ sits beside autotune/:"
-                           " clone it, `pip install -e .` there and run the command there")
+        raise OptionsError(
+            f"`autotune {name}` measures autotune itself and runs only in a clone"
+            " of its repository, where benchmarks/ sits beside autotune/:"
+            " clone it, `pip install -e .` there and run the command there"
+        )
 
-    command.__doc__ = ("Benchmark autotune itself (in a clone of its repository only; not part of"
-                       " the installed package).")
+    command.__doc__ = (
+        "Benchmark autotune itself (in a clone of its repository only; not part of"
+        " the installed package)."
+    )
     return command

@@ -4,7 +4,6 @@ it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -20,7 +19,7 @@ class Action(StrEnum):
     CLEAR = "clear"
 
 
-def _folder(given: Optional[Path]) -> Path | None:
+def _folder(given: Path | None) -> Path | None:
     folder = store.where(given)
     if folder is None:
         console.print("autotune memory: the memory is off ($AUTOTUNE_MEMORY=off)", highlight=False)
@@ -34,9 +33,12 @@ def _label(config: dict | None) -> str:
 @one_line_errors
 def memory(
     action: Action = typer.Argument(..., help="list: what is remembered; clear: forget it all"),
-    folder_given: Optional[Path] = typer.Option(
-        None, "--memory", metavar="FOLDER", help="the memory's folder (default: $AUTOTUNE_MEMORY,"
-        " else ~/.cache/autotune/memory)"),
+    folder_given: Path | None = typer.Option(
+        None,
+        "--memory",
+        metavar="FOLDER",
+        help="the memory's folder (default: $AUTOTUNE_MEMORY, else ~/.cache/autotune/memory)",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """What autotune remembers of each workload's runs on this machine (the next run starts from
@@ -45,8 +47,11 @@ def memory(
     if folder is None:
         return
     if action is Action.CLEAR:
-        console.print(f"autotune memory: {store.clear(folder)} entries cleared in {folder}",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"autotune memory: {store.clear(folder)} entries cleared in {folder}",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     _list(folder)
 
@@ -55,8 +60,17 @@ def _list(folder: Path) -> None:
     """One row per workload and machine remembered."""
     found = store.entries(folder)
     table = Table(title=f"autotune memory: {folder}")
-    for column in ("entry", "loader", "dataset", "batch", "machine", "runs", "chosen", "explored",
-                   "updated"):
+    for column in (
+        "entry",
+        "loader",
+        "dataset",
+        "batch",
+        "machine",
+        "runs",
+        "chosen",
+        "explored",
+        "updated",
+    ):
         table.add_column(column)
     for path, entry in found:
         if entry is None:
@@ -64,10 +78,17 @@ def _list(folder: Path) -> None:
             continue
         w, m = entry.key.get("workload", {}), entry.key.get("machine", {})
         machine = f"{m.get('usable_cpus')} CPUs, {m.get('ram_gib')} GiB, {m.get('gpu') or 'no GPU'}"
-        table.add_row(path.stem, entry.name or "-", str(w.get("dataset")), str(w.get("batch_size")),
-                      machine, str(entry.runs), _label(entry.chosen),
-                      "finished" if entry.exploring_finished else "unfinished",
-                      entry.updated.strftime("%Y-%m-%d %H:%M"))
+        table.add_row(
+            path.stem,
+            entry.name or "-",
+            str(w.get("dataset")),
+            str(w.get("batch_size")),
+            machine,
+            str(entry.runs),
+            _label(entry.chosen),
+            "finished" if entry.exploring_finished else "unfinished",
+            entry.updated.strftime("%Y-%m-%d %H:%M"),
+        )
     console.print(table)
     if not found:
         console.print("nothing remembered yet", highlight=False)

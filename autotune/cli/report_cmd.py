@@ -4,7 +4,6 @@ a table."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,18 +15,29 @@ from autotune.report.merged import extra_columns, merged_rows, slug, write_merge
 
 @one_line_errors
 def report(
-    study: str = typer.Option(..., "--study", help="the study the tasks joined (a sweep: its base name)"),
-    storage: str = typer.Option(..., "--storage", help="the storage they shared: journal file or RDB URL"),
-    out: Optional[Path] = typer.Option(None, "--out", help="folder for the recipes and the table"
-                                       " (default: results/studies/STUDY)"),
+    study: str = typer.Option(
+        ..., "--study", help="the study the tasks joined (a sweep: its base name)"
+    ),
+    storage: str = typer.Option(
+        ..., "--storage", help="the storage they shared: journal file or RDB URL"
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="folder for the recipes and the table (default: results/studies/STUDY)"
+    ),
 ) -> None:
     """Merge every process's trials of a study, or of each point of a sweep, into recipes and one
     table."""
     reports = merge(storage, study)
     out_dir = out or Path("results") / "studies" / slug(study)
     files = write_merged(reports, out_dir, f"autotune: study {study}")
-    console.print(table.to_rich(merged_rows(reports), title=f"autotune: study {study}",
-                                extra=extra_columns(reports), width=console.width))
+    console.print(
+        table.to_rich(
+            merged_rows(reports),
+            title=f"autotune: study {study}",
+            extra=extra_columns(reports),
+            width=console.width,
+        )
+    )
     for rep in reports:
         name = rep.point or study
         if rep.recipe is None or rep.best is None:
@@ -35,8 +45,11 @@ def report(
             console.print(f"{name}: every configuration failed ({first})", highlight=False)
             continue
         m = rep.recipe.measured
-        console.print(f"{name}: {rep.best.config.label()} {m.samples_per_s:.1f} samples/s"
-                      f" ({m.speedup:.2f}x PyTorch defaults), {len(rep.trials)} trials from"
-                      f" {len(rep.nodes)} node(s) -> {files[rep.study]}", highlight=False,
-                      soft_wrap=True)  # one line per point however long: paths stay whole
+        console.print(
+            f"{name}: {rep.best.config.label()} {m.samples_per_s:.1f} samples/s"
+            f" ({m.speedup:.2f}x PyTorch defaults), {len(rep.trials)} trials from"
+            f" {len(rep.nodes)} node(s) -> {files[rep.study]}",
+            highlight=False,
+            soft_wrap=True,
+        )  # one line per point however long: paths stay whole
     console.print(f"table: {files['table_md']}", highlight=False)

@@ -21,7 +21,6 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
-from typing import Optional
 
 import typer
 
@@ -31,11 +30,13 @@ from autotune.errors import OptionsError
 from autotune.online.options import ENV_VAR, Notices, OnlineOptions, resolve
 from autotune.run_paths import ONLINE_PREFIX, RUNS, check_writable, run_dirs
 
-
 # The script's own options follow the command: typer must pass them through, not parse them, and
 # stop reading its own options at the script's path (`run train.py --debug` is the script's).
-RUN_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True,
-               "allow_interspersed_args": False}
+RUN_CONTEXT = {
+    "allow_extra_args": True,
+    "ignore_unknown_options": True,
+    "allow_interspersed_args": False,
+}
 
 
 def run_app() -> typer.Typer:
@@ -49,8 +50,10 @@ def command_line(args: list[str]) -> list[str]:
     """`train.py ARGS` runs with this Python; anything else (`python train.py`, `torchrun ...`)
     runs as given."""
     if not args:
-        raise OptionsError("autotune run needs a command: autotune run -- python train.py ARGS"
-                           " (or autotune run train.py ARGS)")
+        raise OptionsError(
+            "autotune run needs a command: autotune run -- python train.py ARGS"
+            " (or autotune run train.py ARGS)"
+        )
     if args[0].endswith(".py"):
         if not Path(args[0]).is_file():
             raise OptionsError(f"autotune run: no script {args[0]}")
@@ -58,7 +61,9 @@ def command_line(args: list[str]) -> list[str]:
     return args
 
 
-def child_environment(options: OnlineOptions, environ: dict[str, str] | None = None) -> dict[str, str]:
+def child_environment(
+    options: OnlineOptions, environ: dict[str, str] | None = None
+) -> dict[str, str]:
     env = dict(os.environ if environ is None else environ)
     boot_dir = str(Path(boot.__file__).parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (boot_dir, env.get("PYTHONPATH")) if p)
@@ -77,31 +82,53 @@ def new_run_folders(results_dir: Path, before: set[Path]) -> list[Path]:
 @one_line_errors
 def run(
     ctx: typer.Context,
-    results: Path = typer.Option(Path("results"), "--results-dir",
-                                 help="where each tuned loader writes its run folder"),
-    fix: Optional[list[str]] = typer.Option(None, "--fix", help="a knob to keep as the script"
-                                            " passes it (repeatable): num_workers, prefetch_factor,"
-                                            " persistent_workers, pin_memory"),
-    max_explore_share: Optional[float] = typer.Option(
-        None, "--max-explore-share", help="the most time exploring may lose against the best so"
-        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)"),
-    epochs: Optional[int] = typer.Option(
-        None, "--epochs", help="the epochs the script trains for, where known: exploring then"
-        " stops once the steps left cannot repay it (short runs)"),
-    total_steps: Optional[int] = typer.Option(
-        None, "--total-steps", help="the training steps the script runs (its max_steps), instead"
-        " of --epochs"),
-    memory: Optional[str] = typer.Option(
-        None, "--memory", metavar="FOLDER|off", help="where the runs of a workload on this machine"
+    results: Path = typer.Option(
+        Path("results"), "--results-dir", help="where each tuned loader writes its run folder"
+    ),
+    fix: list[str] | None = typer.Option(
+        None,
+        "--fix",
+        help="a knob to keep as the script"
+        " passes it (repeatable): num_workers, prefetch_factor,"
+        " persistent_workers, pin_memory",
+    ),
+    max_explore_share: float | None = typer.Option(
+        None,
+        "--max-explore-share",
+        help="the most time exploring may lose against the best so"
+        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)",
+    ),
+    epochs: int | None = typer.Option(
+        None,
+        "--epochs",
+        help="the epochs the script trains for, where known: exploring then"
+        " stops once the steps left cannot repay it (short runs)",
+    ),
+    total_steps: int | None = typer.Option(
+        None,
+        "--total-steps",
+        help="the training steps the script runs (its max_steps), instead of --epochs",
+    ),
+    memory: str | None = typer.Option(
+        None,
+        "--memory",
+        metavar="FOLDER|off",
+        help="where the runs of a workload on this machine"
         " are remembered, so that the next run starts from them; `off`: not remembered (default:"
-        " $AUTOTUNE_MEMORY, else ~/.cache/autotune/memory)"),
+        " $AUTOTUNE_MEMORY, else ~/.cache/autotune/memory)",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Run a training script with every torch DataLoader tuned online (no change to the script)."""
     # Unset flags are left out, so that what $AUTOTUNE_ONLINE already says is kept.
-    given = {"results_dir": results, "fixed": tuple(fix) if fix else None,
-             "max_explore_share": max_explore_share, "epochs": epochs, "total_steps": total_steps,
-             "memory": memory}
+    given = {
+        "results_dir": results,
+        "fixed": tuple(fix) if fix else None,
+        "max_explore_share": max_explore_share,
+        "epochs": epochs,
+        "total_steps": total_steps,
+        "memory": memory,
+    }
     options = resolve({k: v for k, v in given.items() if v is not None})
     command = command_line(list(ctx.args))
     check_writable(results / RUNS, results, "--results-dir")  # before the script, not after it
@@ -110,8 +137,11 @@ def run(
     # end autotune run, leaving the script (in a group of its own) without it.
     with forwarded_signals() as started:
         try:
-            child = subprocess.Popen(command, env=child_environment(options),
-                                     preexec_fn=None if _from_terminal() else _own_group)
+            child = subprocess.Popen(
+                command,
+                env=child_environment(options),
+                preexec_fn=None if _from_terminal() else _own_group,
+            )
         except FileNotFoundError:
             raise OptionsError(f"autotune run: command not found: {command[0]}") from None
         started(child)
@@ -119,12 +149,20 @@ def run(
     folders = new_run_folders(results, before)
     for folder in folders:
         console.rule(f"autotune: {folder.name}")
-        console.print((folder / "report.md").read_text().rstrip(), markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(
+            (folder / "report.md").read_text().rstrip(),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         console.print(f"recipe: {folder / 'recipe.json'}", highlight=False, soft_wrap=True)
     if not folders:
-        console.print("autotune run: no loader was tuned (no torch DataLoader was iterated, or"
-                      " tuning was off)", highlight=False, soft_wrap=True)
+        console.print(
+            "autotune run: no loader was tuned (no torch DataLoader was iterated, or"
+            " tuning was off)",
+            highlight=False,
+            soft_wrap=True,
+        )
     raise typer.Exit(exit_code(code))
 
 
@@ -181,6 +219,7 @@ def _own_group() -> None:
     os.setpgid(0, 0)
     if sys.platform.startswith("linux"):
         import ctypes
+
         pr_set_pdeathsig = 1
         try:
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))

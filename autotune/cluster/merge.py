@@ -65,13 +65,18 @@ def merge_context(best: TrialRecord | None) -> Context:
 def merge_study(storage: str, name: str, base: str | None = None) -> StudyReport:
     study = optuna.load_study(study_name=name, storage=make_storage(storage))
     trials = trials_of(study)
-    point = name[len(base) + 1:] if base is not None and name != base else None
+    point = name[len(base) + 1 :] if base is not None and name != base else None
     # Chosen and assembled as a tuning is: the cheapest configuration within noise of the fastest.
     outcome = pick(trials)
     workload: dict[str, Any] = study.user_attrs.get(STUDY_WORKLOAD, {"name": name})
     device = torch.device(study.user_attrs.get(STUDY_DEVICE, "cpu"))
-    assemble(outcome, merge_context(outcome.best), workload=workload, device=device,
-             where={"study": name, "measured_on_nodes": nodes_of(trials)})
+    assemble(
+        outcome,
+        merge_context(outcome.best),
+        workload=workload,
+        device=device,
+        where={"study": name, "measured_on_nodes": nodes_of(trials)},
+    )
     return StudyReport(name, point, trials, outcome.best, outcome.baseline, outcome.recipe)
 
 

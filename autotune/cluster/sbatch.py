@@ -43,8 +43,10 @@ def parse_sweep(text: str) -> tuple[str, list[str]]:
     key, sep, values = text.partition("=")
     items = [v.strip() for v in values.split(",") if v.strip()]
     if not sep or not key.strip() or not items:
-        raise OptionsError(f"--sweep {text!r}: use KEY=V1,V2,... (KEY an option of autotune tune,"
-                           " e.g. batch_size=64,128,256)")
+        raise OptionsError(
+            f"--sweep {text!r}: use KEY=V1,V2,... (KEY an option of autotune tune,"
+            " e.g. batch_size=64,128,256)"
+        )
     return key.strip().replace("-", "_"), items
 
 
@@ -91,16 +93,20 @@ class ArrayJob(BaseModel):
     @classmethod
     def _plain_name(cls, value: str) -> str:
         if not value or POINT_SEPARATOR in value or value != value.strip():
-            raise ValueError(f"must be a plain name without {POINT_SEPARATOR!r} (it prefixes the"
-                             " sweep points' studies)")
+            raise ValueError(
+                f"must be a plain name without {POINT_SEPARATOR!r} (it prefixes the"
+                " sweep points' studies)"
+            )
         return value
 
     @model_validator(mode="after")
-    def _tasks_cover_points(self) -> "ArrayJob":
+    def _tasks_cover_points(self) -> ArrayJob:
         points = len(self.points())
         if self.array is not None and self.array % points:
-            raise ValueError(f"--array {self.array} is not a multiple of the {points} sweep points:"
-                             " each point needs the same number of tasks")
+            raise ValueError(
+                f"--array {self.array} is not a multiple of the {points} sweep points:"
+                " each point needs the same number of tasks"
+            )
         return self
 
     def points(self) -> list[SweepPoint]:
@@ -123,35 +129,53 @@ class ArrayJob(BaseModel):
 
 
 def _directives(job: ArrayJob) -> list[str]:
-    values = {"job-name": f"autotune-{job.study}", "array": f"0-{job.tasks - 1}", "ntasks": "1",
-              "cpus-per-task": job.cpus_per_task, "gpus-per-task": job.gpus_per_task,
-              "partition": job.partition, "time": job.time, "output": str(job.log_pattern)}
+    values = {
+        "job-name": f"autotune-{job.study}",
+        "array": f"0-{job.tasks - 1}",
+        "ntasks": "1",
+        "cpus-per-task": job.cpus_per_task,
+        "gpus-per-task": job.gpus_per_task,
+        "partition": job.partition,
+        "time": job.time,
+        "output": str(job.log_pattern),
+    }
     return [f"#SBATCH --{key}={value}" for key, value in values.items() if value is not None]
 
 
 def _command(job: ArrayJob, point_args: str) -> str:
     common = [job.python, "-m", "autotune", "tune"]
-    tail = ["--storage", job.storage, "--budget", f"{job.budget_s:g}", "--results-dir",
-            str(job.results_dir), *job.tune_args]
+    tail = [
+        "--storage",
+        job.storage,
+        "--budget",
+        f"{job.budget_s:g}",
+        "--results-dir",
+        str(job.results_dir),
+        *job.tune_args,
+    ]
     return " ".join([*map(shlex.quote, common), point_args, *map(shlex.quote, tail)])
 
 
 def render_script(job: ArrayJob) -> str:
     points = job.points()
     studies = job.study if len(points) == 1 else f"{job.study}{POINT_SEPARATOR}POINT"
-    lines = ["#!/bin/bash",
-             f"# Written by `autotune slurm`: {job.mode}; tasks join the optuna study {studies}"
-             f" in {job.storage}.",
-             f"# When the array is done: autotune report --study {shlex.quote(job.study)}"
-             f" --storage {shlex.quote(job.storage)}",
-             *_directives(job),
-             "set -euo pipefail",
-             f"cd {shlex.quote(str(job.workdir))}"]
+    lines = [
+        "#!/bin/bash",
+        f"# Written by `autotune slurm`: {job.mode}; tasks join the optuna study {studies}"
+        f" in {job.storage}.",
+        f"# When the array is done: autotune report --study {shlex.quote(job.study)}"
+        f" --storage {shlex.quote(job.storage)}",
+        *_directives(job),
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(job.workdir))}",
+    ]
     if job.pythonpath:
         lines.append(f"export PYTHONPATH={shlex.quote(job.pythonpath)}")
     if len(points) == 1:
-        lines.append(f"point=({' '.join(map(shlex.quote, points[0].args))}"
-                     f" --study {shlex.quote(points[0].study(job.study))})")
+        lines.append(
+            f"point=({' '.join(map(shlex.quote, points[0].args))}"
+            f" --study {shlex.quote(points[0].study(job.study))})"
+        )
     else:
         lines.append(f"case $(( SLURM_ARRAY_TASK_ID % {len(points)} )) in")
         for index, point in enumerate(points):
@@ -166,14 +190,18 @@ def submit(script: Path, wait: bool = False) -> str:
     """Submit with sbatch; the array job's id. `wait`: return when every task has ended."""
     sbatch = shutil.which("sbatch")
     if sbatch is None:
-        raise OptionsError("sbatch not found: run on a Slurm login node, or pass --dry-run to only"
-                           f" write the script ({script})")
+        raise OptionsError(
+            "sbatch not found: run on a Slurm login node, or pass --dry-run to only"
+            f" write the script ({script})"
+        )
     command = [sbatch, "--parsable", *(["--wait"] if wait else []), str(script)]
     done = subprocess.run(command, capture_output=True, text=True)
     job_id = done.stdout.strip().split(";")[0]  # --parsable prints "id" or "id;cluster"
     if done.returncode != 0:
         if job_id:
-            raise OptionsError(f"array job {job_id} ended with failed tasks; their logs are"
-                               f" next to the script ({script.parent})")
+            raise OptionsError(
+                f"array job {job_id} ended with failed tasks; their logs are"
+                f" next to the script ({script.parent})"
+            )
         raise OptionsError(f"sbatch {script} failed: {done.stderr.strip() or done.returncode}")
     return job_id

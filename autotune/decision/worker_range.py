@@ -59,15 +59,21 @@ def growth_stop(ev: Evidence, top: int) -> str | None:
     """Why the range must not grow past `top` on this evidence; None where it should."""
     if not at_top(ev.workers, top):
         return f"the best has {ev.workers} workers, below the range's top of {top}"
-    fallen = {n: r for n, r in ev.rate_by_workers.items() if n > ev.workers and r < (1 - FALLEN) * ev.rate}
+    fallen = {
+        n: r for n, r in ev.rate_by_workers.items() if n > ev.workers and r < (1 - FALLEN) * ev.rate
+    }
     if fallen:
         more = max(fallen)
-        return (f"the rate fell past the best's {ev.workers} workers ({more} workers:"
-                f" {fallen[more]:.0f} against {ev.rate:.0f} samples/s)")
+        return (
+            f"the rate fell past the best's {ev.workers} workers ({more} workers:"
+            f" {fallen[more]:.0f} against {ev.rate:.0f} samples/s)"
+        )
     if ev.wait_share is None or ev.wait_share < WAITS_SHARE:
         waits = "n/a" if ev.wait_share is None else f"{100 * ev.wait_share:.0f}%"
-        return (f"the best ({ev.label}) waits for data {waits} of the step:"
-                " more workers cannot raise it")
+        return (
+            f"the best ({ev.label}) waits for data {waits} of the step:"
+            " more workers cannot raise it"
+        )
     if ev.computes is not None and not still_rising(ev):
         return ev.computes
     return None
@@ -84,14 +90,21 @@ class WorkerRange:
     stop: str | None = None  # why it could not grow, when it was asked to
 
     @classmethod
-    def of(cls, default_top: int, max_workers: int | None, start: int = 0,
-           fits: Fits = any_fits, limit_name: str = "max_workers") -> "WorkerRange":
+    def of(
+        cls,
+        default_top: int,
+        max_workers: int | None,
+        start: int = 0,
+        fits: Fits = any_fits,
+        limit_name: str = "max_workers",
+    ) -> WorkerRange:
         """max_workers where given; else from the default top, or the start's count where the
         user started above it."""
         if max_workers is not None:
             return cls(max_workers, max_workers, True, fits, limit_name)
-        return cls(max(default_top, start), max(HARD_LIMIT, default_top, start), False, fits,
-                   limit_name)
+        return cls(
+            max(default_top, start), max(HARD_LIMIT, default_top, start), False, fits, limit_name
+        )
 
     def admit(self, wanted: int, fits: Fits | None = None) -> int:
         """The count to try for `wanted` workers: the range grows to it where it may, else its
@@ -115,8 +128,11 @@ class WorkerRange:
 
     def _raise(self, wanted: int, fits: Fits | None) -> bool:
         if wanted <= self.top:
-            self.stop = (f"{self.limit_name}={self.limit}" if self.explicit
-                         else f"the hard limit of {self.limit} workers")
+            self.stop = (
+                f"{self.limit_name}={self.limit}"
+                if self.explicit
+                else f"the hard limit of {self.limit} workers"
+            )
             return False
         new_top, refused = (fits or self.fits)(self.top, wanted)
         if new_top is None:

@@ -14,7 +14,6 @@ from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict, decide, reason
 
 
-
 @dataclass(frozen=True)
 class Diagnosis:
     verdict: Verdict
@@ -31,10 +30,16 @@ class Diagnosis:
 
     def to_record(self) -> dict[str, Any]:
         """The recipe's `diagnosis` block."""
-        evidence = {"reason": self.reason, **self.verdict.evidence.as_dict(),
-                    "runner_up": self.verdict.runner_up}
-        record = {"bottleneck": self.bottleneck, "evidence": evidence,
-                  "recommendations": list(self.recommendations)}
+        evidence = {
+            "reason": self.reason,
+            **self.verdict.evidence.as_dict(),
+            "runner_up": self.verdict.runner_up,
+        }
+        record = {
+            "bottleneck": self.bottleneck,
+            "evidence": evidence,
+            "recommendations": list(self.recommendations),
+        }
         return record if self.stages is None else {**record, "stages": self.stages}
 
 

@@ -20,10 +20,16 @@ class KnobEffect:
 
 def knob_effect(trials: Sequence[MeasuredConfig], knob: str) -> KnobEffect | None:
     """Median on/off rate ratio over pairs of trials that differ in `knob` alone."""
-    rates: dict[LoaderConfig, float] = {t.config: t.samples_per_s for t in trials
-                                        if t.ok and t.samples_per_s}
-    ratios = [rate / rates[off] for config, rate in rates.items() if getattr(config, knob)
-              for off in [config.with_knob(knob, False)] if off in rates]
+    rates: dict[LoaderConfig, float] = {
+        t.config: t.samples_per_s for t in trials if t.ok and t.samples_per_s
+    }
+    ratios = [
+        rate / rates[off]
+        for config, rate in rates.items()
+        if getattr(config, knob)
+        for off in [config.with_knob(knob, False)]
+        if off in rates
+    ]
     return KnobEffect(knob, statistics.median(ratios), len(ratios)) if ratios else None
 
 
@@ -37,8 +43,9 @@ def _best_by_workers(rates: list[tuple[LoaderConfig, float]]) -> dict[int, float
 
 def best_rate_by_workers(trials: Sequence[MeasuredConfig]) -> dict[int, float]:
     """The fastest single burst at each worker count."""
-    return _best_by_workers([(t.config, t.samples_per_s) for t in trials
-                             if t.ok and t.samples_per_s is not None])
+    return _best_by_workers(
+        [(t.config, t.samples_per_s) for t in trials if t.ok and t.samples_per_s is not None]
+    )
 
 
 def mean_rate_by_workers(trials: Sequence[MeasuredConfig]) -> dict[int, float]:
@@ -51,7 +58,9 @@ def mean_rate_by_workers(trials: Sequence[MeasuredConfig]) -> dict[int, float]:
     return _best_by_workers([(c, pooled_rate(*zip(*m, strict=True))) for c, m in by_config.items()])
 
 
-def fewest_workers_within(trials: Sequence[MeasuredConfig], rate: float, tolerance: float) -> int | None:
+def fewest_workers_within(
+    trials: Sequence[MeasuredConfig], rate: float, tolerance: float
+) -> int | None:
     """The fewest workers measured within `tolerance` (a fraction) of `rate`."""
     for workers, best in best_rate_by_workers(trials).items():
         if best >= rate * (1 - tolerance):

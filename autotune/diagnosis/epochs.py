@@ -20,20 +20,28 @@ def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
     if result.config.num_workers == 0:
         return []
     if not result.epoch_samples:
-        return ["the loader has no length, so epoch restarts were not counted: the rates assume"
-                f" epochs far longer than a restart ({result.restart_cost_s:.2f} s measured for"
-                " this configuration)"]
+        return [
+            "the loader has no length, so epoch restarts were not counted: the rates assume"
+            f" epochs far longer than a restart ({result.restart_cost_s:.2f} s measured for"
+            " this configuration)"
+        ]
     effect = knob_effect(trials, KNOB)
     share = result.restart_share
     persistent = bool(getattr(result.config, KNOB))
     measured_gain = effect is not None and effect.ratio - 1 >= MATTERS_SHARE
     matters = measured_gain or (not persistent and share >= MATTERS_SHARE)
-    restart = (f"an epoch ({result.epoch_samples} samples) restarts its pool in"
-               f" {result.restart_cost_s:.2f} s beyond a steady step, {100 * share:.1f}% of the"
-               f" epoch, {'with' if persistent else 'without'} persistent workers")
+    restart = (
+        f"an epoch ({result.epoch_samples} samples) restarts its pool in"
+        f" {result.restart_cost_s:.2f} s beyond a steady step, {100 * share:.1f}% of the"
+        f" epoch, {'with' if persistent else 'without'} persistent workers"
+    )
     if matters:
         keep = "keep persistent_workers=True" if persistent else "use persistent_workers=True"
-        return [f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"
-                f" over whole epochs; {keep}"]
-    return [f"persistent_workers does not matter here: {restart}; {describe_effect(effect, KNOB)}"
-            " over whole epochs"]
+        return [
+            f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"
+            f" over whole epochs; {keep}"
+        ]
+    return [
+        f"persistent_workers does not matter here: {restart}; {describe_effect(effect, KNOB)}"
+        " over whole epochs"
+    ]

@@ -22,9 +22,11 @@ class KnownCeilings:
     loader_samples_per_s: float | None = None  # the loader with no step
 
     @classmethod
-    def from_measured(cls, measured: Mapping[str, Any]) -> "KnownCeilings":
-        return cls(measured.get("device_ceiling_samples_per_s"),
-                   measured.get("loader_ceiling_samples_per_s"))
+    def from_measured(cls, measured: Mapping[str, Any]) -> KnownCeilings:
+        return cls(
+            measured.get("device_ceiling_samples_per_s"),
+            measured.get("loader_ceiling_samples_per_s"),
+        )
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ class Context:
     usable_cpus: int
     max_workers: int | None = None
     ceilings: KnownCeilings = field(default_factory=KnownCeilings)
-    target_rate: float | None = None  # the simulated accelerator's rate: a device ceiling by construction
+    target_rate: float | None = (
+        None  # the simulated accelerator's rate: a device ceiling by construction
+    )
     fetch: FetchProbe | None = None  # one batch fetched in the main process, per item and batched
     range_stop: str | None = None  # why the search's worker range stopped at max_workers
 
@@ -92,11 +96,16 @@ class Evidence:
 
 
 def gather(result: BurstResult, context: Context) -> Evidence:
-    return Evidence(samples_per_s=result.samples_per_s, split=split_step(result),
-                    num_workers=result.config.num_workers, usable_cpus=context.usable_cpus,
-                    host_cpu_pct=result.host.cpu_pct, system_cpu_pct=result.host.system_cpu_pct,
-                    gpu_util_pct=result.gpu_util_pct,
-                    device_busy_pct=device_busy_pct(result)[0],
-                    device_ceiling=context.device_ceiling,
-                    loader_ceiling=context.ceilings.loader_samples_per_s,
-                    target_rate=context.target_rate)
+    return Evidence(
+        samples_per_s=result.samples_per_s,
+        split=split_step(result),
+        num_workers=result.config.num_workers,
+        usable_cpus=context.usable_cpus,
+        host_cpu_pct=result.host.cpu_pct,
+        system_cpu_pct=result.host.system_cpu_pct,
+        gpu_util_pct=result.gpu_util_pct,
+        device_busy_pct=device_busy_pct(result)[0],
+        device_ceiling=context.device_ceiling,
+        loader_ceiling=context.ceilings.loader_samples_per_s,
+        target_rate=context.target_rate,
+    )

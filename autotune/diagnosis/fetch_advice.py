@@ -25,20 +25,30 @@ def main_process_line(fetch: FetchProbe, scaling: str) -> str | None:
         return None
     used = fetch.used
     on_cpu = 100 * used.cpu_s / used.wall_s if used.wall_s else 100.0
-    what = ("the items come from memory" if fetch.in_memory
-            else "a batch costs the training process less to fetch than to receive")
-    line = (f"num_workers=0 because {what}: fetching a batch of {fetch.items} in the training"
-            f" process takes {ms_text(fetch.fetch_ms_per_batch)}"
-            f" ({ms_text(fetch.ms_per_item(used) or 0)}"
-            f" per item, on a CPU {on_cpu:.0f}% of it)")
+    what = (
+        "the items come from memory"
+        if fetch.in_memory
+        else "a batch costs the training process less to fetch than to receive"
+    )
+    line = (
+        f"num_workers=0 because {what}: fetching a batch of {fetch.items} in the training"
+        f" process takes {ms_text(fetch.fetch_ms_per_batch)}"
+        f" ({ms_text(fetch.ms_per_item(used) or 0)}"
+        f" per item, on a CPU {on_cpu:.0f}% of it)"
+    )
     receive = fetch.receive_ms_per_batch
     if receive is not None:
         saved = fetch.fetch_ms_per_batch - receive
-        verdict = ("so a worker cannot make loading cheaper for it" if fetch.workers_cannot_pay
-                   else f"so a worker saves it at most {ms_text(saved)} a batch"
-                        f" ({100 * saved / fetch.fetch_ms_per_batch:.0f}%) and needs a CPU of its own")
-        line += (f"; receiving one from a worker takes it {ms_text(receive)} (measured at 1 worker:"
-                 f" unpickling, shared memory and the queue), {verdict}")
+        verdict = (
+            "so a worker cannot make loading cheaper for it"
+            if fetch.workers_cannot_pay
+            else f"so a worker saves it at most {ms_text(saved)} a batch"
+            f" ({100 * saved / fetch.fetch_ms_per_batch:.0f}%) and needs a CPU of its own"
+        )
+        line += (
+            f"; receiving one from a worker takes it {ms_text(receive)} (measured at 1 worker:"
+            f" unpickling, shared memory and the queue), {verdict}"
+        )
     return f"{line}; measured: {scaling}"
 
 
@@ -49,28 +59,37 @@ def bulk_line(fetch: FetchProbe) -> str | None:
     share, overhead = fetch.per_item_share, fetch.per_item_overhead_ms
     if per_item is None or batched is None or share is None or overhead is None:
         return None
-    one_by_one = (f"{ms_text(per_item)} per item one by one, __getitem__ per item then the"
-                  f" collate_fn, against {ms_text(batched)}")
+    one_by_one = (
+        f"{ms_text(per_item)} per item one by one, __getitem__ per item then the"
+        f" collate_fn, against {ms_text(batched)}"
+    )
     batch = f"a batch of {fetch.items}, the same items either way"
     if fetch.batched_way == BatchedWay.GETITEMS:
         if share >= 0:
-            return (f"measured here: the dataset's __getitems__ saves {100 * share:.0f}% of a per-item"
-                    f" fetch ({one_by_one} with __getitems__, {batch}): torch's fetcher uses it;"
-                    " keep it")
-        return (f"measured here: the dataset's __getitems__ costs {100 * -share:.0f}% more than"
-                f" fetching per item ({one_by_one} with __getitems__, {batch}); torch's fetcher"
-                " calls it whenever it exists: make it cheaper or remove it")
+            return (
+                f"measured here: the dataset's __getitems__ saves {100 * share:.0f}% of a per-item"
+                f" fetch ({one_by_one} with __getitems__, {batch}): torch's fetcher uses it;"
+                " keep it"
+            )
+        return (
+            f"measured here: the dataset's __getitems__ costs {100 * -share:.0f}% more than"
+            f" fetching per item ({one_by_one} with __getitems__, {batch}); torch's fetcher"
+            " calls it whenever it exists: make it cheaper or remove it"
+        )
     if not fetch.per_item_dominates:
         return None
-    return (f"measured here: per-item calls take {100 * share:.0f}% of fetching a batch"
-            f" ({one_by_one} indexing the tensors once with the batch's indices, {batch}): index"
-            " with whole batches, DataLoader(dataset, sampler=BatchSampler(RandomSampler(dataset),"
-            " batch_size, drop_last=False), batch_size=None), or give the dataset a __getitems__"
-            " that indexes its tensors once per batch")
+    return (
+        f"measured here: per-item calls take {100 * share:.0f}% of fetching a batch"
+        f" ({one_by_one} indexing the tensors once with the batch's indices, {batch}): index"
+        " with whole batches, DataLoader(dataset, sampler=BatchSampler(RandomSampler(dataset),"
+        " batch_size, drop_last=False), batch_size=None), or give the dataset a __getitems__"
+        " that indexes its tensors once per batch"
+    )
 
 
-def fetch_advice(fetch: FetchProbe | None, num_workers: int, workers_faster: bool | None,
-                 scaling: str) -> list[str]:
+def fetch_advice(
+    fetch: FetchProbe | None, num_workers: int, workers_faster: bool | None, scaling: str
+) -> list[str]:
     """`workers_faster`: whether a worker count measured faster than num_workers=0 (None: not
     both were measured); `scaling`, the rates by worker count to cite."""
     if fetch is None:

@@ -28,8 +28,12 @@ class StepSplit:
     compute_basis: str  # how device work was told apart from host work in step()
 
     def pcts(self) -> dict[str, float | None]:
-        return {"wait": self.wait_pct, "copy": self.copy_pct, "compute": self.compute_pct,
-                "other": self.other_pct}
+        return {
+            "wait": self.wait_pct,
+            "copy": self.copy_pct,
+            "compute": self.compute_pct,
+            "other": self.other_pct,
+        }
 
     def ms(self) -> dict[str, float | None]:
         return {k: None if v is None else v * self.step_ms / 100 for k, v in self.pcts().items()}
@@ -38,7 +42,9 @@ class StepSplit:
 def device_busy_pct(result: BurstResult) -> tuple[float | None, str]:
     """Share of the window the device was busy, and where that figure comes from."""
     if result.device_busy_s is not None:
-        return 100 * result.device_busy_s / max(result.window_s, 1e-12), "the emulated device's busy time"
+        return 100 * result.device_busy_s / max(
+            result.window_s, 1e-12
+        ), "the emulated device's busy time"
     if result.gpu is not None:
         return result.gpu.util_mean_pct, "NVML GPU utilization"
     return None, "the step's wall time, as on a CPU run the host is the device"
@@ -58,5 +64,11 @@ def split_step(result: BurstResult) -> StepSplit:
     busy, basis = device_busy_pct(result)
     compute = in_step if busy is None else min(in_step, busy)
     other = max(0.0, 100.0 - wait - (copy or 0.0) - compute)
-    return StepSplit(step_ms=1000 * result.step_s, wait_pct=wait, copy_pct=copy,
-                     compute_pct=compute, other_pct=other, compute_basis=basis)
+    return StepSplit(
+        step_ms=1000 * result.step_s,
+        wait_pct=wait,
+        copy_pct=copy,
+        compute_pct=compute,
+        other_pct=other,
+        compute_basis=basis,
+    )

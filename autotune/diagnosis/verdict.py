@@ -70,8 +70,9 @@ def reason(verdict: Verdict) -> str:
     text = {
         "input": f"the step waits for data {share:.0f}% of the time",
         "transfer": f"host->device copies take {share:.0f}% of the step (CUDA-event time)",
-        "device": (f"the device computes {share:.0f}% of the step"
-                   f" (measured as {e.split.compute_basis})"),
+        "device": (
+            f"the device computes {share:.0f}% of the step (measured as {e.split.compute_basis})"
+        ),
         "host": f"the host spends {share:.0f}% of the step outside data wait, copy and device work",
     }[verdict.bottleneck]
     if verdict.bottleneck != "device":

@@ -11,8 +11,15 @@ import psutil
 
 # The workload's fields that make it the same workload (the recipe's identity, without the
 # loader's name: `autotune tune` has none, and two runs of a script may name it differently).
-WORKLOAD_FIELDS = ("dataset", "dataset_len", "batch_size", "drop_last", "collate_fn", "sampler",
-                   "transform")
+WORKLOAD_FIELDS = (
+    "dataset",
+    "dataset_len",
+    "batch_size",
+    "drop_last",
+    "collate_fn",
+    "sampler",
+    "transform",
+)
 RAM_STEP_GIB = 1  # RAM in whole GiB: what the OS reserves moves by a few MiB between boots
 
 
@@ -25,8 +32,12 @@ def machine(gpu: str | None, ranks: int | None = None) -> dict[str, Any]:
 
     cpus = usable_cpus(ranks=ranks)
     ram_gib = psutil.virtual_memory().total / 2**30
-    return {"usable_cpus": cpus.count, "ranks_per_node": cpus.ranks, "gpu": gpu,
-            "ram_gib": int(round(ram_gib / RAM_STEP_GIB) * RAM_STEP_GIB)}
+    return {
+        "usable_cpus": cpus.count,
+        "ranks_per_node": cpus.ranks,
+        "gpu": gpu,
+        "ram_gib": int(round(ram_gib / RAM_STEP_GIB) * RAM_STEP_GIB),
+    }
 
 
 def workload(described: dict[str, Any]) -> dict[str, Any]:

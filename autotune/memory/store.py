@@ -38,7 +38,9 @@ OFF = ("off", "0", "false", "no", "none")  # $AUTOTUNE_MEMORY or --memory values
 FOLDER = "memory"
 
 
-def where(option: Path | bool | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
+def where(
+    option: Path | bool | None = None, environ: Mapping[str, str] | None = None
+) -> Path | None:
     """The memory's folder, or None where it is off: the option (a folder, or False), else
     $AUTOTUNE_MEMORY (a folder, or `off`), else the user's cache (run_paths.cache_root)."""
     if option is False:
@@ -64,8 +66,9 @@ def read(path: Path, key: dict[str, Any] | None = None) -> Entry | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        log.warning("autotune: cannot read its memory %s (%s); tuning without it", path,
-                    exc.strerror or exc)
+        log.warning(
+            "autotune: cannot read its memory %s (%s); tuning without it", path, exc.strerror or exc
+        )
         return None
     why = None
     try:
@@ -75,8 +78,9 @@ def read(path: Path, key: dict[str, Any] | None = None) -> Entry | None:
             why = f"not a version-{MEMORY_VERSION} memory entry (autotune_memory: {version!r})"
         else:
             entry = Entry.model_validate(data)
-            if key is not None and json.dumps(entry.key, sort_keys=True, default=str) != \
-                    json.dumps(key, sort_keys=True, default=str):
+            if key is not None and json.dumps(entry.key, sort_keys=True, default=str) != json.dumps(
+                key, sort_keys=True, default=str
+            ):
                 why = "an entry of another workload or machine under this name"
             else:
                 return entry
@@ -84,8 +88,12 @@ def read(path: Path, key: dict[str, Any] | None = None) -> Entry | None:
         why = f"not JSON ({exc.msg} at line {exc.lineno})"
     except ValidationError as exc:
         why = first_error(exc, "memory entry")
-    log.warning("autotune: ignoring its memory %s: %s; tuning goes on without it (the next run"
-                " rewrites it)", path, why)
+    log.warning(
+        "autotune: ignoring its memory %s: %s; tuning goes on without it (the next run"
+        " rewrites it)",
+        path,
+        why,
+    )
     return None
 
 
@@ -93,8 +101,9 @@ def load(folder: Path, key: dict[str, Any]) -> Entry | None:
     return read(path_of(folder, key), key)
 
 
-def update(folder: Path, key: dict[str, Any], change: Callable[[Entry | None], Entry | None]
-           ) -> Entry | None:
+def update(
+    folder: Path, key: dict[str, Any], change: Callable[[Entry | None], Entry | None]
+) -> Entry | None:
     """Read the key's entry, `change` it and write the result, under the key's lock. Never
     raises: a memory that cannot be written is one warning (the training goes on)."""
     path = path_of(folder, key)
@@ -106,8 +115,11 @@ def update(folder: Path, key: dict[str, Any], change: Callable[[Entry | None], E
                 _write(path, entry.model_dump_json(indent=1) + "\n")
             return entry
     except OSError as exc:
-        log.warning("autotune: cannot write its memory %s (%s); this run is not remembered", path,
-                    exc.strerror or exc)
+        log.warning(
+            "autotune: cannot write its memory %s (%s); this run is not remembered",
+            path,
+            exc.strerror or exc,
+        )
         return None
 
 

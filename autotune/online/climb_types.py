@@ -142,8 +142,10 @@ class ClimbSettings:
         (results/bench/online-start). As a burst does on an epoch too short for a window inside
         it (burst/epoch_window.py): measured, no model."""
         epoch = self.epoch_steps
-        return (epoch is not None
-                and self.whole_epoch_candidates * (self.min_windows + 1) * epoch <= self.horizon_steps)
+        return (
+            epoch is not None
+            and self.whole_epoch_candidates * (self.min_windows + 1) * epoch <= self.horizon_steps
+        )
 
     def windowed_by_epoch(self, config: LoaderConfig) -> bool:
         """`config`'s windows are whole epochs: a pool's (at num_workers=0 there is no buffer to
@@ -173,8 +175,11 @@ class ClimbSettings:
         epoch leaves after the warm-up: a pool whose batches in flight fill an epoch would
         otherwise run on and never be read. In between, `window_s` decides. At num_workers=0
         there is no convoy: SYNC_WINDOW_STEPS."""
-        least = (min(self.least_window, SYNC_WINDOW_STEPS) if config.num_workers == 0
-                 else max(self.least_window, config.prefetch_depth))
+        least = (
+            min(self.least_window, SYNC_WINDOW_STEPS)
+            if config.num_workers == 0
+            else max(self.least_window, config.prefetch_depth)
+        )
         epoch = self.epoch_steps
         if epoch is None:
             return least, None
@@ -182,8 +187,9 @@ class ClimbSettings:
         return min(least, most), most
 
     def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
-        return WorkerRange.of(max_workers_for(self.usable_cpus), self.max_workers,
-                              start.num_workers, fits)
+        return WorkerRange.of(
+            max_workers_for(self.usable_cpus), self.max_workers, start.num_workers, fits
+        )
 
 
 @dataclass(frozen=True)
@@ -200,7 +206,9 @@ def normal(config: LoaderConfig) -> LoaderConfig:
     prefetch spelled out with them (so that one configuration has one key)."""
     if config.num_workers == 0:
         return replace(config, prefetch_factor=None, persistent_workers=False)
-    return replace(config, prefetch_factor=BY_NAME["prefetch_factor"].effective(config.prefetch_factor))
+    return replace(
+        config, prefetch_factor=BY_NAME["prefetch_factor"].effective(config.prefetch_factor)
+    )
 
 
 def with_value(config: LoaderConfig, name: str, value: object) -> LoaderConfig:

@@ -37,7 +37,7 @@ class OnlineEpoch(Iterator[Any]):
         self.done = False
         session.open_epoch(self)
 
-    def __iter__(self) -> "OnlineEpoch":
+    def __iter__(self) -> OnlineEpoch:
         return self
 
     def __len__(self) -> int:

@@ -1,6 +1,7 @@
 """What online tuning leaves behind: the recipe (the CLI's model), a one-line summary for the user
-(notice.py: when exploring ends, and at exit), and a short report, written into a run folder under results/ as soon as
-exploring ends, checkpointed while it goes on, and rewritten at exit or on SIGTERM (at_exit.py).
+(notice.py: when exploring ends, and at exit), and a short report, written into a run folder
+under results/ as soon as exploring ends, checkpointed while it goes on, and rewritten at exit
+or on SIGTERM (at_exit.py).
 A run that ends while exploring leaves the best configuration measured so far, marked
 `exploration incomplete`. A figure that was not measured is null (n/a), never 0 or 1.0x."""
 
@@ -15,11 +16,11 @@ import torch
 
 from autotune import environment
 from autotune.online import at_exit
-from autotune.online.options import TUNED
 from autotune.online.measurement import Measurement
-from autotune.online.notice import Moment, Notices, say
 from autotune.online.memory import Memory, Snapshot, note, snapshot
 from autotune.online.meter import Ledger
+from autotune.online.notice import Moment, Notices, say
+from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
 from autotune.recipe.model import Measured, Recipe
@@ -31,8 +32,10 @@ log = logging.getLogger("autotune")
 # What the loop measures of a configuration: its knobs, its rate and its wait (the offline table's
 # copy, compute and GPU columns have nothing here).
 ONLINE_COLUMNS = ("trial", *TUNED, "samples_per_s", "speedup", "data_wait_pct", "status")
-RATES_NOTE = ("Rates are the training loop's own: batches handed out per second of step time, over"
-              " windows after each switch's start-up and buffered batches.")
+RATES_NOTE = (
+    "Rates are the training loop's own: batches handed out per second of step time, over"
+    " windows after each switch's start-up and buffered batches."
+)
 
 
 def _rate(m: Measurement | None, batch_size: int) -> float | None:
@@ -47,8 +50,15 @@ def _text(value: float | None, fmt: str) -> str:
     return "n/a" if value is None else format(value, fmt)
 
 
-def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: LoaderConfig,
-                   stop: str, error: str | None = None, memory: str | None = None) -> Measured:
+def measured_block(
+    climb: HillClimb,
+    ledger: Ledger,
+    batch_size: int,
+    config: LoaderConfig,
+    stop: str,
+    error: str | None = None,
+    memory: str | None = None,
+) -> Measured:
     """What the climb measured of `config` (the one chosen, the best so far, or the one running
     when tuning stopped). Rates are samples/s over the steady windows; the baseline is the
     starting configuration's."""
@@ -59,19 +69,28 @@ def measured_block(climb: HillClimb, ledger: Ledger, batch_size: int, config: Lo
     cv = climb.noise_cv()
     failed = {c.label(): f.failed for c, f in climb.measured.items() if f.failed}
     return Measured(
-        samples_per_s=_round(rate, 2), baseline_samples_per_s=_round(base, 2),
+        samples_per_s=_round(rate, 2),
+        baseline_samples_per_s=_round(base, 2),
         speedup=round(rate / base, 3) if rate and base else None,
         data_wait_pct=None if m is None or m.wait_pct is None else round(m.wait_pct, 2),
         startup_s=None if m is None or m.startup_s is None else round(m.startup_s, 3),
         trials=sum(not f.refused for f in climb.measured.values()),
         measurements=None if m is None else m.n,
         noise_pct=None if cv is None else round(100 * cv, 2),
-        exploration_steps=ledger.explore_steps, exploration_cost_s=_round(cost_s, 3),
-        exploration_cost_pct=(round(100 * cost_s / ledger.explore_s, 2)
-                              if cost_s is not None and ledger.explore_s else None),
-        exploration_stop=stop, exploration_complete=not climb.exploring,
-        failed_configurations=failed or None, tuning_error=error, memory=memory,
-        **range_fields(climb))
+        exploration_steps=ledger.explore_steps,
+        exploration_cost_s=_round(cost_s, 3),
+        exploration_cost_pct=(
+            round(100 * cost_s / ledger.explore_s, 2)
+            if cost_s is not None and ledger.explore_s
+            else None
+        ),
+        exploration_stop=stop,
+        exploration_complete=not climb.exploring,
+        failed_configurations=failed or None,
+        tuning_error=error,
+        memory=memory,
+        **range_fields(climb),
+    )
 
 
 def range_fields(climb: HillClimb) -> dict[str, Any]:
@@ -79,19 +98,31 @@ def range_fields(climb: HillClimb) -> dict[str, Any]:
     if "num_workers" not in climb.tuned:
         return {}
     r = climb.range
-    return dict(max_workers_searched=r.top, worker_range_grown_from=r.grown_from,
-                worker_range_stop=r.why_stopped(climb.best.config.num_workers,
-                                                climb.best.config.label(), climb.best.starved))
+    return dict(
+        max_workers_searched=r.top,
+        worker_range_grown_from=r.grown_from,
+        worker_range_stop=r.why_stopped(
+            climb.best.config.num_workers, climb.best.config.label(), climb.best.starved
+        ),
+    )
 
 
 def summary(label: str, m: Measured, start_label: str) -> str:
-    cost = ("n/a" if m.exploration_cost_s is None else
-            f"{m.exploration_cost_s:.2f} s ({_text(m.exploration_cost_pct, '.1f')}% of its time)")
-    verb = ("chose" if m.exploration_complete is not False
-            else "had not finished exploring; best so far")
-    line = (f"autotune.DataLoader {verb} {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
-            f" {_text(m.speedup, '.2f')}x over {start_label} as started; {m.trials} configurations"
-            f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}")
+    cost = (
+        "n/a"
+        if m.exploration_cost_s is None
+        else f"{m.exploration_cost_s:.2f} s ({_text(m.exploration_cost_pct, '.1f')}% of its time)"
+    )
+    verb = (
+        "chose"
+        if m.exploration_complete is not False
+        else "had not finished exploring; best so far"
+    )
+    line = (
+        f"autotune.DataLoader {verb} {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
+        f" {_text(m.speedup, '.2f')}x over {start_label} as started; {m.trials} configurations"
+        f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}"
+    )
     if m.failed_configurations:
         line += f"; failed: {', '.join(m.failed_configurations)}"
     if m.tuning_error:
@@ -108,16 +139,28 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
     base = _rate(climb.measured.get(climb.start), batch_size)
     for number, m in enumerate(climb.measured.values()):
         rate = _rate(m, batch_size)
-        status = ("best" if m is climb.best and not m.failed else
-                  f"failed: {m.failed}" if m.failed else f"ok ({m.n} windows, {m.steps} steps)")
+        status = (
+            "best"
+            if m is climb.best and not m.failed
+            else f"failed: {m.failed}"
+            if m.failed
+            else f"ok ({m.n} windows, {m.steps} steps)"
+        )
         row: dict[str, Any] = dict.fromkeys(ONLINE_COLUMNS)
-        row.update(trial=number, **m.config.as_dict(), samples_per_s=_round(rate, 1),
-                   speedup=None if rate is None or not base else round(rate / base, 2),
-                   data_wait_pct=_round(m.wait_pct, 1), status=status)
+        row.update(
+            trial=number,
+            **m.config.as_dict(),
+            samples_per_s=_round(rate, 1),
+            speedup=None if rate is None or not base else round(rate / base, 2),
+            data_wait_pct=_round(m.wait_pct, 1),
+            status=status,
+        )
         rows.append(row)
-    return (f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n"
-            + to_markdown(rows, columns=ONLINE_COLUMNS)
-            + (f"\n\n{range_note}\n" if range_note else "\n"))
+    return (
+        f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n"
+        + to_markdown(rows, columns=ONLINE_COLUMNS)
+        + (f"\n\n{range_note}\n" if range_note else "\n")
+    )
 
 
 @dataclass
@@ -134,9 +177,17 @@ class Outcome:
     _recipe: Recipe | None = None
 
     @classmethod
-    def of(cls, climb: HillClimb, ledger: Ledger, workload: dict[str, Any], batch_size: int,
-           device: torch.device, *, running: LoaderConfig | None = None,
-           error: str | None = None) -> "Outcome":
+    def of(
+        cls,
+        climb: HillClimb,
+        ledger: Ledger,
+        workload: dict[str, Any],
+        batch_size: int,
+        device: torch.device,
+        *,
+        running: LoaderConfig | None = None,
+        error: str | None = None,
+    ) -> Outcome:
         """The climb's choice; while it still explores, the best so far (`exploration
         incomplete`); after an error of autotune's own, `running`, the configuration the loader
         stays on."""
@@ -149,27 +200,57 @@ class Outcome:
             stop += f"; a run of {climb.settings.total_steps} steps ({climb.settings.total_source})"
         if error is not None and running is not None:
             config = running
-        measured = measured_block(climb, ledger, batch_size, config, stop, error,
-                                  note(climb.reuse, batch_size))
+        measured = measured_block(
+            climb, ledger, batch_size, config, stop, error, note(climb.reuse, batch_size)
+        )
         line = summary(config.label(), measured, climb.start.label())
-        return cls(config, measured, workload, device, line,
-                   report(climb, str(workload.get("name")), line, batch_size, measured.range_note()),
-                   snapshot(climb, stop))
+        return cls(
+            config,
+            measured,
+            workload,
+            device,
+            line,
+            report(climb, str(workload.get("name")), line, batch_size, measured.range_note()),
+            snapshot(climb, stop),
+        )
 
     @classmethod
-    def untuned(cls, config: LoaderConfig, why: str, ledger: Ledger, workload: dict[str, Any],
-                batch_size: int, device: torch.device, error: str | None = None) -> "Outcome":
+    def untuned(
+        cls,
+        config: LoaderConfig,
+        why: str,
+        ledger: Ledger,
+        workload: dict[str, Any],
+        batch_size: int,
+        device: torch.device,
+        error: str | None = None,
+    ) -> Outcome:
         """A loader that ran one configuration (an evaluation loader, or tuning that failed before
         it measured anything): its own rate in the loop, where it ran steps."""
-        rate = (ledger.tuned_steps + ledger.explore_steps) * batch_size / (
-            ledger.tuned_s + ledger.explore_s) if ledger.tuned_s + ledger.explore_s > 0 else None
-        measured = Measured(samples_per_s=_round(rate, 2), baseline_samples_per_s=None,
-                            speedup=None, exploration_steps=0, exploration_stop=why,
-                            exploration_complete=None, tuning_error=error)
-        line = (f"autotune.DataLoader ran {config.label()}: {_text(rate, '.1f')} samples/s in the"
-                f" loop; {why}" + (f" (autotune's own error: {error})" if error else ""))
-        text = (f"# Online tuning: {workload.get('name')}\n\n{line}\n\nThe rate is the training"
-                " loop's own: batches handed out per second of step time, every step counted.\n")
+        rate = (
+            (ledger.tuned_steps + ledger.explore_steps)
+            * batch_size
+            / (ledger.tuned_s + ledger.explore_s)
+            if ledger.tuned_s + ledger.explore_s > 0
+            else None
+        )
+        measured = Measured(
+            samples_per_s=_round(rate, 2),
+            baseline_samples_per_s=None,
+            speedup=None,
+            exploration_steps=0,
+            exploration_stop=why,
+            exploration_complete=None,
+            tuning_error=error,
+        )
+        line = (
+            f"autotune.DataLoader ran {config.label()}: {_text(rate, '.1f')} samples/s in the"
+            f" loop; {why}" + (f" (autotune's own error: {error})" if error else "")
+        )
+        text = (
+            f"# Online tuning: {workload.get('name')}\n\n{line}\n\nThe rate is the training"
+            " loop's own: batches handed out per second of step time, every step counted.\n"
+        )
         return cls(config, measured, workload, device, line, text)
 
     def recipe(self, ranks: int | None = None) -> Recipe:
@@ -177,8 +258,11 @@ class Outcome:
         variables do not say (mp.spawn, Lightning)."""
         if self._recipe is None:
             self._recipe = Recipe.from_config(
-                self.config, measured=self.measured, workload=self.workload,
-                environment=environment.collect(self.device, ranks=ranks))
+                self.config,
+                measured=self.measured,
+                workload=self.workload,
+                environment=environment.collect(self.device, ranks=ranks),
+            )
         return self._recipe
 
 
@@ -214,8 +298,9 @@ class Outbox:
         """Written again, and told once more: the final line, with where its report is."""
         run_dir = self.write()
         if run_dir is not None and self._written_outcome is not None:
-            line = self._written_outcome.line.replace("autotune.DataLoader", "autotune.DataLoader"
-                                                      " (at exit)", 1)
+            line = self._written_outcome.line.replace(
+                "autotune.DataLoader", "autotune.DataLoader (at exit)", 1
+            )
             say(self._with_report(line, run_dir), self.notices, Moment.EXIT)
 
     @staticmethod
@@ -238,13 +323,18 @@ class Outbox:
             if outcome is self._written_outcome:
                 return self.written
             folders, key = registry().folders, (str(self.results_dir), self.name)
-            run_dir = (self.written or folders.get(key)
-                       or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}"))
+            run_dir = (
+                self.written
+                or folders.get(key)
+                or new_run_dir(self.results_dir, f"{ONLINE_PREFIX}{self.name}")
+            )
             folders[key] = run_dir
             outcome.recipe(self.ranks).save(run_dir / "recipe.json")
             (run_dir / "report.md").write_text(outcome.report)
         except Exception as exc:  # noqa: BLE001 - results are never worth a training run
-            log.warning("autotune.DataLoader could not write its results for %s: %s", self.name, exc)
+            log.warning(
+                "autotune.DataLoader could not write its results for %s: %s", self.name, exc
+            )
             return None
         self.written, self._written_outcome = run_dir, outcome
         return run_dir

@@ -44,8 +44,11 @@ class Guard:
         if self.error is not None:
             return
         self.error = one_line(exc)
-        log.warning("autotune stopped tuning %s after an error of its own (%s); training goes on"
-                    " unchanged", self.what, self.error)
+        log.warning(
+            "autotune stopped tuning %s after an error of its own (%s); training goes on unchanged",
+            self.what,
+            self.error,
+        )
         log.debug("autotune's error in %s", self.what, exc_info=exc)
         try:
             handler = self.on_error()

@@ -17,9 +17,11 @@ from autotune.online.index_stream import Feed, StreamSampler
 from autotune.space.config import LoaderConfig
 
 # torch's own class, even where torch.utils.data(.dataloader).DataLoader was replaced by a subclass.
-TORCH_DATALOADER: type = next(c for c in torch_dataloader.DataLoader.__mro__
-                              if c.__module__ == torch_dataloader.__name__
-                              and c.__name__ == "DataLoader")
+TORCH_DATALOADER: type = next(
+    c
+    for c in torch_dataloader.DataLoader.__mro__
+    if c.__module__ == torch_dataloader.__name__ and c.__name__ == "DataLoader"
+)
 
 
 @dataclass
@@ -36,15 +38,27 @@ class InnerLoaders:
     feed: Feed = field(default_factory=Feed)
 
     @classmethod
-    def of(cls, loader: Any) -> "InnerLoaders":
-        common = dict(dataset=loader.dataset, collate_fn=loader.collate_fn, timeout=loader.timeout,
-                      worker_init_fn=loader.worker_init_fn, in_order=loader.in_order)
+    def of(cls, loader: Any) -> InnerLoaders:
+        common = dict(
+            dataset=loader.dataset,
+            collate_fn=loader.collate_fn,
+            timeout=loader.timeout,
+            worker_init_fn=loader.worker_init_fn,
+            in_order=loader.in_order,
+        )
         if loader.pin_memory_device:
             common["pin_memory_device"] = loader.pin_memory_device
-        return cls(common, loader.multiprocessing_context,
-                   isinstance(loader.dataset, IterableDataset), loader.batch_size,
-                   loader.drop_last, loader.generator, loader._auto_collation,
-                   loader._index_sampler, loader.online.candidate_timeout_s)
+        return cls(
+            common,
+            loader.multiprocessing_context,
+            isinstance(loader.dataset, IterableDataset),
+            loader.batch_size,
+            loader.drop_last,
+            loader.generator,
+            loader._auto_collation,
+            loader._index_sampler,
+            loader.online.candidate_timeout_s,
+        )
 
     def build(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         """A torch DataLoader for `config`: over the feed's stream, its workers' base seed drawn
@@ -53,8 +67,12 @@ class InnerLoaders:
         if config.num_workers > 0 and self.multiprocessing_context is not None:
             kwargs["multiprocessing_context"] = self.multiprocessing_context
         if self.iterable:
-            return TORCH_DATALOADER(batch_size=self.batch_size, drop_last=self.drop_last,
-                                    generator=self.generator, **kwargs)
+            return TORCH_DATALOADER(
+                batch_size=self.batch_size,
+                drop_last=self.drop_last,
+                generator=self.generator,
+                **kwargs,
+            )
         sampler = StreamSampler(self.feed, self.index_sampler)
         if self.auto_collation:
             kwargs["batch_sampler"] = sampler
@@ -88,8 +106,12 @@ def timed(iterator: Any, timeout_s: float) -> None:
     be found `timeout_s` late instead of within torch's status-check interval. Where the script
     set a timeout, torch's applies."""
     try_get = getattr(iterator, "_try_get_data", None)
-    if (try_get is None or timeout_s <= 0 or getattr(iterator, "_timeout", 0) > 0
-            or getattr(iterator, "_autotune_timed", False)):  # a persistent pool's, iterated again
+    if (
+        try_get is None
+        or timeout_s <= 0
+        or getattr(iterator, "_timeout", 0) > 0
+        or getattr(iterator, "_autotune_timed", False)
+    ):  # a persistent pool's, iterated again
         return
     empty_s = [0.0]  # the current run of status checks that found no batch
 
@@ -98,8 +120,10 @@ def timed(iterator: Any, timeout_s: float) -> None:
         success, data = try_get(*args, **kwargs)
         empty_s[0] = 0.0 if success else empty_s[0] + time.monotonic() - began
         if empty_s[0] >= timeout_s:
-            raise RuntimeError(f"DataLoader timed out after {timeout_s:g} seconds (autotune's"
-                               " candidate_timeout_s: a tuned configuration's pool hung)")
+            raise RuntimeError(
+                f"DataLoader timed out after {timeout_s:g} seconds (autotune's"
+                " candidate_timeout_s: a tuned configuration's pool hung)"
+            )
         return success, data
 
     iterator._try_get_data = try_get_data

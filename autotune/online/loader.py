@@ -23,11 +23,11 @@ from typing import Any, Iterator
 import torch
 from torch.utils.data import IterableDataset
 
+from autotune.online.climb_types import normal
 from autotune.online.epoch import OnlineEpoch
 from autotune.online.inner import TORCH_DATALOADER
 from autotune.online.meter import Clock, Meter
 from autotune.online.options import OnlineOptions, resolve
-from autotune.online.climb_types import normal
 from autotune.online.policy import Policy
 from autotune.online.registry import base_name, call_site, evaluation_hint
 from autotune.online.session import TunerState
@@ -41,11 +41,11 @@ RUNNING_KNOBS = ("num_workers", "prefetch_factor", "persistent_workers", "pin_me
 
 
 def _running(name: str) -> property:
-    def get(self: "DataLoader") -> Any:
+    def get(self: DataLoader) -> Any:
         session = self.__dict__.get("_session")
         return self.__dict__[f"_given_{name}"] if session is None else getattr(session.config, name)
 
-    def put(self: "DataLoader", value: Any) -> None:
+    def put(self: DataLoader, value: Any) -> None:
         self.__dict__[f"_given_{name}"] = value
 
     return property(get, put, doc=f"`{name}` of the configuration running now.")
@@ -57,21 +57,54 @@ class DataLoader(TORCH_DATALOADER):
     persistent_workers = _running("persistent_workers")
     pin_memory = _running("pin_memory")
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
-                 sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
-                 collate_fn: Any = None, pin_memory: bool = False, drop_last: bool = False,
-                 timeout: float = 0, worker_init_fn: Any = None, multiprocessing_context: Any = None,
-                 generator: torch.Generator | None = None, *, prefetch_factor: int | None = None,
-                 persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True,
-                 recipe: str | Path | Recipe | None = None, fixed: tuple[str, ...] | None = None,
-                 online: OnlineOptions | dict[str, Any] | None = None):
-        super().__init__(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
-                         collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
-                         multiprocessing_context, generator, prefetch_factor=prefetch_factor,
-                         persistent_workers=persistent_workers, pin_memory_device=pin_memory_device,
-                         in_order=in_order)
-        given = (online.model_dump(exclude_unset=True) if isinstance(online, OnlineOptions)
-                 else dict(online or {}))
+    def __init__(
+        self,
+        dataset: Any,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Any = None,
+        batch_sampler: Any = None,
+        num_workers: int = 0,
+        collate_fn: Any = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Any = None,
+        multiprocessing_context: Any = None,
+        generator: torch.Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+        recipe: str | Path | Recipe | None = None,
+        fixed: tuple[str, ...] | None = None,
+        online: OnlineOptions | dict[str, Any] | None = None,
+    ):
+        super().__init__(
+            dataset,
+            batch_size,
+            shuffle,
+            sampler,
+            batch_sampler,
+            num_workers,
+            collate_fn,
+            pin_memory,
+            drop_last,
+            timeout,
+            worker_init_fn,
+            multiprocessing_context,
+            generator,
+            prefetch_factor=prefetch_factor,
+            persistent_workers=persistent_workers,
+            pin_memory_device=pin_memory_device,
+            in_order=in_order,
+        )
+        given = (
+            online.model_dump(exclude_unset=True)
+            if isinstance(online, OnlineOptions)
+            else dict(online or {})
+        )
         if fixed is not None:
             given["fixed"] = fixed
         # Kept under the arguments' names: frameworks that re-create a loader from its attributes
@@ -146,8 +179,9 @@ class DataLoader(TORCH_DATALOADER):
         """torch's draw of `_base_seed`: once per epoch, only once when persistent workers keep
         the first one (as torch's persistent iterator is reset, not rebuilt)."""
         given = self.__dict__
-        if self._base_seed is None or not (given["_given_persistent_workers"]
-                                           and given["_given_num_workers"] > 0):
+        if self._base_seed is None or not (
+            given["_given_persistent_workers"] and given["_given_num_workers"] > 0
+        ):
             draw = torch.empty((), dtype=torch.int64).random_(generator=self.generator)
             self._base_seed = int(draw.item())
         return self._base_seed
@@ -155,10 +189,14 @@ class DataLoader(TORCH_DATALOADER):
     def given(self) -> LoaderConfig:
         """The configuration the script's arguments make: what torch would run."""
         d = self.__dict__
-        return normal(LoaderConfig(num_workers=d["_given_num_workers"],
-                                   pin_memory=d["_given_pin_memory"],
-                                   prefetch_factor=d["_given_prefetch_factor"],
-                                   persistent_workers=d["_given_persistent_workers"]))
+        return normal(
+            LoaderConfig(
+                num_workers=d["_given_num_workers"],
+                pin_memory=d["_given_pin_memory"],
+                prefetch_factor=d["_given_prefetch_factor"],
+                persistent_workers=d["_given_persistent_workers"],
+            )
+        )
 
     def cuda(self) -> bool:
         return torch.cuda.is_available() if self.online.cuda is None else self.online.cuda

@@ -11,7 +11,6 @@ from autotune.decision.thresholds import WAITS_SHARE
 from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
 
-
 NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_refused)
 
 
@@ -104,7 +103,7 @@ class Measurement:
 
     @property
     def counted(self) -> list[float]:
-        return self.rates[self.fresh_from:]
+        return self.rates[self.fresh_from :]
 
     @property
     def n(self) -> int:
@@ -113,13 +112,19 @@ class Measurement:
     @property
     def mean(self) -> float:
         """Batches/s over the counted windows together (decision/rate.py)."""
-        return pooled_rate(self.counted, self.spans[self.fresh_from:]) if self.counted else 0.0
+        return pooled_rate(self.counted, self.spans[self.fresh_from :]) if self.counted else 0.0
 
     @property
     def shown_mean(self) -> float:
         """The rate a report shows: the counted windows', else (re-measured, none counted yet)
         every window's. A best is never named without the rate it was chosen on."""
-        return self.mean if self.counted else pooled_rate(self.rates, self.spans) if self.rates else 0.0
+        return (
+            self.mean
+            if self.counted
+            else pooled_rate(self.rates, self.spans)
+            if self.rates
+            else 0.0
+        )
 
     @property
     def wait_share(self) -> float | None:
@@ -133,8 +138,9 @@ class Measurement:
     @property
     def starved_share(self) -> float | None:
         """The share of its time the most starved rank's loop waits on the loader."""
-        return max((s for s in (self.wait_share, self.peer_wait_share) if s is not None),
-                   default=None)
+        return max(
+            (s for s in (self.wait_share, self.peer_wait_share) if s is not None), default=None
+        )
 
     @property
     def starved(self) -> bool:

@@ -54,9 +54,14 @@ def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
     """The climb now. A check still under way counts the remembered windows too, and a finished
     exploring it checks stays finished."""
     checking = climb.checking
-    finished = not climb.exploring or (checking and climb.reuse is not None and climb.reuse.finished)
-    measured = tuple(windows_of(m, whole=checking and m is climb.best)
-                     for m in climb.measured.values() if not m.refused)
+    finished = not climb.exploring or (
+        checking and climb.reuse is not None and climb.reuse.finished
+    )
+    measured = tuple(
+        windows_of(m, whole=checking and m is climb.best)
+        for m in climb.measured.values()
+        if not m.refused
+    )
     chosen = climb.choice_so_far() if climb.exploring else climb.current
     return Snapshot(climb.start, chosen, finished, stop, measured, climb.prior_steps + climb.steps)
 
@@ -86,8 +91,14 @@ class Memory:
     run_id: str
 
     @classmethod
-    def open(cls, option: Path | bool | None, workload: dict[str, Any], cuda: bool,
-             ranks: int | None, run_id: str) -> "Memory | None":
+    def open(
+        cls,
+        option: Path | bool | None,
+        workload: dict[str, Any],
+        cuda: bool,
+        ranks: int | None,
+        run_id: str,
+    ) -> Memory | None:
         folder = store.where(option)
         if folder is None:
             return None
@@ -99,16 +110,26 @@ class Memory:
             runs = 0 if entry is None else entry.runs
             if entry is None or entry.last_run != self.run_id:
                 runs += 1
-            return Entry(key=self.key, source=Source.ONLINE, runs=runs, last_run=self.run_id,
-                         name=name, start=shot.start.as_dict(), chosen=shot.chosen.as_dict(),
-                         exploring_finished=shot.finished, stop=shot.stop,
-                         measured=list(shot.measured), exploration_steps=shot.exploration_steps)
+            return Entry(
+                key=self.key,
+                source=Source.ONLINE,
+                runs=runs,
+                last_run=self.run_id,
+                name=name,
+                start=shot.start.as_dict(),
+                chosen=shot.chosen.as_dict(),
+                exploring_finished=shot.finished,
+                stop=shot.stop,
+                measured=list(shot.measured),
+                exploration_steps=shot.exploration_steps,
+            )
 
         store.update(self.folder, self.key, change)
 
 
-def remember_recipe(loader: Any, recipe: Recipe, name: str, cuda: bool,
-                    option: Path | bool | None = None) -> Path | None:
+def remember_recipe(
+    loader: Any, recipe: Recipe, name: str, cuda: bool, option: Path | bool | None = None
+) -> Path | None:
     """`autotune tune`'s recipe for the workload `loader` loads (a torch DataLoader over it),
     remembered: a training that follows starts at its configuration (restore). Where the memory
     already holds an online run of this workload, the loop's own measurements are kept."""
@@ -121,10 +142,17 @@ def remember_recipe(loader: Any, recipe: Recipe, name: str, cuda: bool,
     def change(entry: Entry | None) -> Entry | None:
         if entry is not None and entry.source is Source.ONLINE and entry.measured:
             return None
-        return Entry(key=key, source=Source.TUNE, runs=0, name=name, chosen=chosen,
-                     exploring_finished=True, stop="autotune tune's recipe",
-                     measured=[Windows(config=chosen)],
-                     tuned_samples_per_s=recipe.measured.samples_per_s)
+        return Entry(
+            key=key,
+            source=Source.TUNE,
+            runs=0,
+            name=name,
+            chosen=chosen,
+            exploring_finished=True,
+            stop="autotune tune's recipe",
+            measured=[Windows(config=chosen)],
+            tuned_samples_per_s=recipe.measured.samples_per_s,
+        )
 
     return store.path_of(folder, key) if store.update(folder, key, change) else None
 
@@ -152,26 +180,39 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         config = here(w.config)
         m = measurement_of(w, config)
         partial = 0 < m.n < climb.settings.min_windows and config not in whole
-        if m.refused or (partial and replace(config, persistent_workers=chosen.persistent_workers)
-                         != chosen):
+        if m.refused or (
+            partial and replace(config, persistent_workers=chosen.persistent_workers) != chosen
+        ):
             continue  # refused for the memory of that moment; or measured part-way: anew
         if config not in measured or m.n > measured[config].n:
             measured[config] = m
     best = measured.get(chosen) or next(  # persistence is decided after measuring
-        (m for c, m in measured.items()
-         if replace(c, persistent_workers=chosen.persistent_workers) == chosen), None)
+        (
+            m
+            for c, m in measured.items()
+            if replace(c, persistent_workers=chosen.persistent_workers) == chosen
+        ),
+        None,
+    )
     if best is None and entry.source is Source.TUNE:
         best = measured.setdefault(chosen, Measurement(chosen))
     if best is None or best.failed or not (best.n or entry.source is Source.TUNE):
         return False
     noise = pooled_cv([m.rates for m in measured.values()])
     remembered = best.mean if best.n and entry.source is Source.ONLINE else None
-    reuse = Reuse(run=entry.runs + 1, label=climb._persistence(best.config).label()
-                  if best.n else chosen.label(), finished=entry.exploring_finished,
-                  measured=sum(1 for m in measured.values() if m.n), remembered_rate=remembered,
-                  remembered_n=best.n, noise_cv=noise, source=str(entry.source),
-                  remembered_steady=best.steady_steps / best.steady_s
-                  if remembered and best.steady_s > 0 else None)
+    reuse = Reuse(
+        run=entry.runs + 1,
+        label=climb._persistence(best.config).label() if best.n else chosen.label(),
+        finished=entry.exploring_finished,
+        measured=sum(1 for m in measured.values() if m.n),
+        remembered_rate=remembered,
+        remembered_n=best.n,
+        noise_cv=noise,
+        source=str(entry.source),
+        remembered_steady=best.steady_steps / best.steady_s
+        if remembered and best.steady_s > 0
+        else None,
+    )
     _fresh_check(best)
     climb.prior_steps = 0 if entry.exploring_finished else entry.exploration_steps
     climb.measured.update(measured)
@@ -208,11 +249,16 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
     if r.check is Check.DRIFTED:
         assert r.rate is not None and against is not None and r.band is not None
         drift = 100 * (r.rate / against - 1)
-        return (f"{where} ({origin} at {old} samples/s), but it ran at {rate} samples/s in its"
-                f" first {r.check_steps} steps ({drift:+.0f}%, beyond the {100 * r.band:.0f}% the"
-                f" noise and drift allow): exploring started again")
+        return (
+            f"{where} ({origin} at {old} samples/s), but it ran at {rate} samples/s in its"
+            f" first {r.check_steps} steps ({drift:+.0f}%, beyond the {100 * r.band:.0f}% the"
+            f" noise and drift allow): exploring started again"
+        )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
-    checked = (f"measured in {r.check_steps} steps at {rate} samples/s" if r.check is Check.UNCHECKED
-               else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old}{band})")
+    checked = (
+        f"measured in {r.check_steps} steps at {rate} samples/s"
+        if r.check is Check.UNCHECKED
+        else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old}{band})"
+    )
     rest = "no exploring" if r.finished else "exploring went on from there"
     return f"{where} ({origin}), {checked}, {rest}"

@@ -70,9 +70,16 @@ class Meter:
         assert self._entered is not None, "enter() first"
         wait = now - self._entered
         startup = None if self._switched_at is None else now - self._switched_at
-        step = Step(self.count, None if self._last_out is None else now - self._last_out,
-                    wait, self._segment_step, startup, out_cpu - self._entered_cpu,
-                    self._work_cpu, backlog)
+        step = Step(
+            self.count,
+            None if self._last_out is None else now - self._last_out,
+            wait,
+            self._segment_step,
+            startup,
+            out_cpu - self._entered_cpu,
+            self._work_cpu,
+            backlog,
+        )
         self._out_cpu = out_cpu
         if startup is not None:
             self.startup_s += startup

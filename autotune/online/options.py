@@ -8,11 +8,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autotune.errors import OptionsError, first_error, json_object
 from autotune.memory.store import OFF as MEMORY_OFF
+
 ENV_VAR = "AUTOTUNE_ONLINE"
 # The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
 # climb: `autotune run` validates its options without importing torch.
@@ -82,19 +82,21 @@ class OnlineOptions(BaseModel):
         names = (value,) if isinstance(value, str) else tuple(value)
         unknown = [n for n in names if n not in TUNED]
         if unknown:
-            raise ValueError(f"{unknown[0]!r} is not a knob autotune.DataLoader tunes"
-                             f" ({', '.join(TUNED)})")
+            raise ValueError(
+                f"{unknown[0]!r} is not a knob autotune.DataLoader tunes ({', '.join(TUNED)})"
+            )
         return names
 
     @model_validator(mode="after")
-    def _one_length(self) -> "OnlineOptions":
+    def _one_length(self) -> OnlineOptions:
         if self.total_steps is not None and self.epochs is not None:
             raise ValueError("give the training's length once: total_steps or epochs, not both")
         return self
 
 
-def resolve(given: OnlineOptions | Mapping[str, Any] | None,
-            environ: Mapping[str, str] | None = None) -> OnlineOptions:
+def resolve(
+    given: OnlineOptions | Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> OnlineOptions:
     """The options in force: `given` (keywords) over the environment's JSON over the defaults.
     One-line OptionsError on anything unusable."""
     env = os.environ if environ is None else environ
@@ -108,4 +110,6 @@ def resolve(given: OnlineOptions | Mapping[str, Any] | None,
     try:
         return OnlineOptions.model_validate(merged)
     except ValidationError as exc:
-        raise OptionsError(f"autotune.DataLoader online option {first_error(exc, 'options')}") from None
+        raise OptionsError(
+            f"autotune.DataLoader online option {first_error(exc, 'options')}"
+        ) from None

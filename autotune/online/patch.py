@@ -38,4 +38,7 @@ def uninstall() -> None:
 
 def installed() -> bool:
     module = sys.modules.get("torch.utils.data")
-    return module is not None and getattr(module.DataLoader, "__module__", "") == "autotune.online.loader"
+    return (
+        module is not None
+        and getattr(module.DataLoader, "__module__", "") == "autotune.online.loader"
+    )

@@ -10,8 +10,14 @@ from typing import Callable, Generator
 from autotune.decision.cost import cost
 from autotune.decision.thresholds import MATTERS_SHARE
 from autotune.decision.worker_range import Evidence, WorkerRange
-from autotune.online.climb_types import (UNCAPPED, WORKER_LADDER, ClimbSettings, Request, Verdict,
-                                         with_value)
+from autotune.online.climb_types import (
+    UNCAPPED,
+    WORKER_LADDER,
+    ClimbSettings,
+    Request,
+    Verdict,
+    with_value,
+)
 from autotune.online.measurement import NOT_RUN, Measurement
 from autotune.online.predict import needed_workers
 from autotune.space.config import LoaderConfig
@@ -79,8 +85,13 @@ class ClimbPlan:
         """The next worker count up or down the ladder (the range's top and the counts measured
         are rungs too)."""
         top = self.range.top
-        ladder = sorted({*(w for w in WORKER_LADDER if w <= top), top,
-                         *(m.config.num_workers for m in self.measured.values())})
+        ladder = sorted(
+            {
+                *(w for w in WORKER_LADDER if w <= top),
+                top,
+                *(m.config.num_workers for m in self.measured.values()),
+            }
+        )
         i = ladder.index(workers) + direction
         return ladder[i] if 0 <= i < len(ladder) else None
 
@@ -107,9 +118,12 @@ class ClimbPlan:
         """The best sits at the range's top: the one range's rules decide whether it grows. A
         prediction within the top says more workers would compute (the fetch measured at
         num_workers=0 computes and the cores are spoken for)."""
-        computes = (f"the loop waits, but the fetch measured at num_workers=0 computes: the cores"
-                    f" allow {needed} workers, within the top of {self.range.top}"
-                    if needed is not None and needed <= self.range.top else None)
+        computes = (
+            f"the loop waits, but the fetch measured at num_workers=0 computes: the cores"
+            f" allow {needed} workers, within the top of {self.range.top}"
+            if needed is not None and needed <= self.range.top
+            else None
+        )
         return self.range.grow(self._evidence(computes))
 
     def _evidence(self, computes: str | None) -> Evidence:
@@ -119,8 +133,14 @@ class ClimbPlan:
                 n = m.config.num_workers
                 rates[n] = max(rates.get(n, 0.0), m.mean)
         best = self.best
-        return Evidence(label=best.config.label(), workers=best.config.num_workers, rate=best.mean,
-                        rate_by_workers=rates, wait_share=best.starved_share, computes=computes)
+        return Evidence(
+            label=best.config.label(),
+            workers=best.config.num_workers,
+            rate=best.mean,
+            rate_by_workers=rates,
+            wait_share=best.starved_share,
+            computes=computes,
+        )
 
     def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
         """Measure `config` against the best so far (unless measured already); True when it
@@ -130,8 +150,11 @@ class ClimbPlan:
         known = self.measured.get(config)
         if known is not None and known.failed:
             return False
-        verdict = (self.verdict(self.best, known) if known is not None and known.n else
-                   (yield Request(config)))
+        verdict = (
+            self.verdict(self.best, known)
+            if known is not None and known.n
+            else (yield Request(config))
+        )
         return self._adopt(self.measured[config], verdict)
 
     def _refused(self, request: Request) -> bool:
@@ -141,7 +164,9 @@ class ClimbPlan:
             return False
         refused = self.room(request.config)
         if refused is not None:
-            self.measured[request.config] = Measurement(request.config, failed=f"{NOT_RUN}{refused}")
+            self.measured[request.config] = Measurement(
+                request.config, failed=f"{NOT_RUN}{refused}"
+            )
         return refused is not None
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
@@ -176,8 +201,11 @@ class ClimbPlan:
         if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
             return replace(config, persistent_workers=True)
         m = self.measured.get(config)
-        epoch_s = (None if m is None or not m.mean or self.settings.epoch_steps is None
-                   else self.settings.epoch_steps / m.mean)
+        epoch_s = (
+            None
+            if m is None or not m.mean or self.settings.epoch_steps is None
+            else self.settings.epoch_steps / m.mean
+        )
         startup = None if m is None else m.startup_s
         # The offline search's threshold for a restart that matters (diagnosis/epochs.py): one rule.
         keep = epoch_s is None or startup is None or startup >= MATTERS_SHARE * epoch_s

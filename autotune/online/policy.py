@@ -44,15 +44,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
-from autotune.online.climb_types import (START_WINDOWS, Check, ClimbSettings, Request, Reuse,
-                                         StopReason, Verdict, normal)
+from autotune.decision.rate import pooled_cv, tolerance
+from autotune.decision.thresholds import TARGET
+from autotune.decision.worker_range import Fits, any_fits
+from autotune.online.climb_types import (
+    START_WINDOWS,
+    Check,
+    ClimbSettings,
+    Request,
+    Reuse,
+    StopReason,
+    Verdict,
+    normal,
+)
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Ledger, Step
 from autotune.online.plan import ClimbPlan
 from autotune.online.remaining import Remaining
-from autotune.decision.rate import pooled_cv, tolerance
-from autotune.decision.thresholds import TARGET
-from autotune.decision.worker_range import Fits, any_fits
 from autotune.space.config import LoaderConfig
 
 # The least drift of the remembered best's rate that starts exploring again, as a share of it. A
@@ -92,10 +100,15 @@ class FixedPolicy:
 
 
 class HillClimb(ClimbPlan):
-    def __init__(self, start: LoaderConfig, tuned: tuple[str, ...], settings: ClimbSettings,
-                 fits: Fits = any_fits,
-                 ram: Callable[[LoaderConfig], float | None] = lambda config: None,
-                 room: Callable[[LoaderConfig], str | None] = lambda config: None):
+    def __init__(
+        self,
+        start: LoaderConfig,
+        tuned: tuple[str, ...],
+        settings: ClimbSettings,
+        fits: Fits = any_fits,
+        ram: Callable[[LoaderConfig], float | None] = lambda config: None,
+        room: Callable[[LoaderConfig], str | None] = lambda config: None,
+    ):
         self.settings = settings
         # The RAM a configuration holds (cost order): asked at its window ends while it runs,
         # until it answers (pool_memory.RamReading reads on a thread).
@@ -122,8 +135,13 @@ class HillClimb(ClimbPlan):
         self._since_epoch_start = False
         self._climb = self._plan()
         self.reuse: Reuse | None = None  # set where the run starts from the memory (memory.py)
-        if not ("num_workers" in tuned or "prefetch_factor" in tuned and start.num_workers > 0
-                or "pin_memory" in tuned and settings.cuda):
+        if not (
+            "num_workers" in tuned
+            or "prefetch_factor" in tuned
+            and start.num_workers > 0
+            or "pin_memory" in tuned
+            and settings.cuda
+        ):
             self._stop(StopReason.NOTHING)
 
     # -- the driver: steps in, switches out --------------------------------------------------
@@ -148,8 +166,11 @@ class HillClimb(ClimbPlan):
             if self._since_epoch_start:
                 m.add_to_epoch(step)
             return None
-        steady = (step.step_s is not None and step.index >= s.warmup
-                  and step.segment_step >= s.segment_warm_up(self.current))
+        steady = (
+            step.step_s is not None
+            and step.index >= s.warmup
+            and step.segment_step >= s.segment_warm_up(self.current)
+        )
         window_done = steady and m.add(step, *s.window(self.current), s.window_s)
         return self._window_closed(m) if window_done else None
 
@@ -221,8 +242,13 @@ class HillClimb(ClimbPlan):
         """The check's first window of steady steps, read once: a drift beyond EARLY_DRIFT."""
         r, s = self.reuse, self.settings
         assert r is not None
-        if (r.early_read or not r.remembered_steady or step.step_s is None or step.index < s.warmup
-                or step.segment_step < s.segment_warm_up(self.current)):
+        if (
+            r.early_read
+            or not r.remembered_steady
+            or step.step_s is None
+            or step.index < s.warmup
+            or step.segment_step < s.segment_warm_up(self.current)
+        ):
             return False
         r.early_steps += 1
         r.early_s += step.step_s
@@ -245,7 +271,7 @@ class HillClimb(ClimbPlan):
             m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
-            m.rates, m.spans = m.counted, m.spans[m.fresh_from:]
+            m.rates, m.spans = m.counted, m.spans[m.fresh_from :]
         m.fresh_from = 0
         self.start = m.config
         self.prior_steps = 0  # a new exploration: its horizon from here
@@ -277,8 +303,13 @@ class HillClimb(ClimbPlan):
     def _measurement_of(self, config: LoaderConfig) -> Measurement | None:
         """`config`'s measurement; persistence aside (the choice adds it after measuring)."""
         return self.measured.get(config) or next(
-            (m for c, m in self.measured.items()
-             if replace(c, persistent_workers=config.persistent_workers) == config), None)
+            (
+                m
+                for c, m in self.measured.items()
+                if replace(c, persistent_workers=config.persistent_workers) == config
+            ),
+            None,
+        )
 
     def choice_so_far(self) -> LoaderConfig:
         """What exploring would choose if it ended now."""
@@ -327,8 +358,14 @@ class HillClimb(ClimbPlan):
     def _startup_s(self) -> float | None:
         """A worker pool's start-up, the longest measured in this run: under the start method in
         use (the loader's multiprocessing_context, or the process's). None before a pool started."""
-        return max((m.startup_s for m in self.measured.values()
-                    if m.startup_s is not None and m.config.num_workers > 0), default=None)
+        return max(
+            (
+                m.startup_s
+                for m in self.measured.values()
+                if m.startup_s is not None and m.config.num_workers > 0
+            ),
+            default=None,
+        )
 
     def _startup_ahead_s(self, config: LoaderConfig) -> float:
         """What switching to `config` will spend starting its pool: none where it runs already
@@ -343,9 +380,12 @@ class HillClimb(ClimbPlan):
         total = self.settings.total_steps
         if total is None or config == self.current or not self.best.mean:
             return True
-        return Remaining(total, self.steps).repays(self.settings.measure_steps(config),
-                                                    1 / self.best.mean,
-                                                    self.best.starved_share, self._startup_s())
+        return Remaining(total, self.steps).repays(
+            self.settings.measure_steps(config),
+            1 / self.best.mean,
+            self.best.starved_share,
+            self._startup_s(),
+        )
 
     def _measure(self, request: Request) -> LoaderConfig:
         m = self.measured.setdefault(request.config, Measurement(request.config))
@@ -367,8 +407,12 @@ class HillClimb(ClimbPlan):
         self.exploring = False
         self.stop_reason = reason
         running_m = self._measurement_of(self.current)
-        if (reason is StopReason.RUN_END and running_m is not None and running_m is not self.best
-                and self.verdict(self.best, running_m) is Verdict.TIED):
+        if (
+            reason is StopReason.RUN_END
+            and running_m is not None
+            and running_m is not self.best
+            and self.verdict(self.best, running_m) is Verdict.TIED
+        ):
             # A candidate tied with the best runs now: on a run too short to repay exploring, a
             # switch back (a pool's start-up) costs more than the cheaper configuration saves.
             self.best = running_m

@@ -79,8 +79,9 @@ class PoolMemory:
 
     def __init__(self, guard: MemoryGuard | None = None, ranks: int = 1):
         ranks = max(1, ranks)
-        self.guard = guard or MemoryGuard(default_ram_budget_mib() / ranks, batch_mib=0.0,
-                                          shm_sharers=ranks)
+        self.guard = guard or MemoryGuard(
+            default_ram_budget_mib() / ranks, batch_mib=0.0, shm_sharers=ranks
+        )
         self.batch_sized = False
 
     def learn_batch(self, batch: Any) -> None:
@@ -89,8 +90,9 @@ class PoolMemory:
         self.guard.batch_mib = sum(t.nbytes for t in iter_tensors(batch)) / MIB
 
     def __call__(self, top: int, wanted: int) -> tuple[int | None, str]:
-        return fitting_top(LoaderConfig(num_workers=top), top, wanted, self.guard,
-                           main_mib=self._read())
+        return fitting_top(
+            LoaderConfig(num_workers=top), top, wanted, self.guard, main_mib=self._read()
+        )
 
     def room(self, config: LoaderConfig) -> str | None:
         """Why `config`'s pool would not fit in RAM or /dev/shm now, else None: every candidate

@@ -15,7 +15,6 @@ from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe
 from autotune.probe.loader import LoaderProbe
 
-
 # A fetch whose CPU time is above this many times its wall time ran on torch's intra-op threads.
 THREADED_FETCH = 1.5
 
@@ -36,8 +35,13 @@ def _device(m: Measurement) -> DeviceProbe | None:
     host_cores = max(0.0, m.steady_work_cpu_s) / work_s
     if threaded_fetch(m):
         host_cores = min(host_cores, 1.0)
-    return DeviceProbe(samples_per_s=m.steady_steps / work_s, channels_last=False,
-                       steps=m.steady_steps, window_s=work_s, host_cores=host_cores)
+    return DeviceProbe(
+        samples_per_s=m.steady_steps / work_s,
+        channels_last=False,
+        steps=m.steady_steps,
+        window_s=work_s,
+        host_cores=host_cores,
+    )
 
 
 def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
@@ -50,10 +54,14 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     if at_zero.config.num_workers != 0 or at_zero.steady_steps == 0 or wall_s <= 0:
         return None
     fetch_s = at_zero.steady_wait_cpu_s if threaded_fetch(at_zero) else wall_s
-    return LoaderProbe(workers=1, samples_per_s=at_zero.steady_steps / fetch_s, window_s=fetch_s,
-                       samples=at_zero.steady_steps,
-                       tree_cores=min(1.0, max(0.0, at_zero.steady_wait_cpu_s) / fetch_s),
-                       main_cores=0.0)
+    return LoaderProbe(
+        workers=1,
+        samples_per_s=at_zero.steady_steps / fetch_s,
+        window_s=fetch_s,
+        samples=at_zero.steady_steps,
+        tree_cores=min(1.0, max(0.0, at_zero.steady_wait_cpu_s) / fetch_s),
+        main_cores=0.0,
+    )
 
 
 def _starved(m: Measurement) -> LoaderProbe | None:
@@ -61,12 +69,19 @@ def _starved(m: Measurement) -> LoaderProbe | None:
     w = m.config.num_workers
     if w < 2 or not m.starved or not m.mean:
         return None
-    return LoaderProbe(workers=w, samples_per_s=m.mean, window_s=m.steady_s, samples=m.steady_steps,
-                       tree_cores=0.0, main_cores=0.0)
+    return LoaderProbe(
+        workers=w,
+        samples_per_s=m.mean,
+        window_s=m.steady_s,
+        samples=m.steady_steps,
+        tree_cores=0.0,
+        main_cores=0.0,
+    )
 
 
-def needed_workers(at_zero: Measurement | None, current: Measurement, usable_cpus: int,
-                   max_workers: int) -> int | None:
+def needed_workers(
+    at_zero: Measurement | None, current: Measurement, usable_cpus: int, max_workers: int
+) -> int | None:
     """Fewest workers expected to keep `current`'s step fed, capped where CPU-bound loading runs
     out of cores; None without a measured fetch at num_workers=0."""
     one = None if at_zero is None else _one_worker(at_zero)
@@ -78,4 +93,3 @@ def needed_workers(at_zero: Measurement | None, current: Measurement, usable_cpu
     if scaled is not None:
         ceilings.add(scaled)
     return ceilings.predicted_workers(max_workers)
-

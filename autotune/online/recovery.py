@@ -39,8 +39,12 @@ class Recovery:
         if config == self.given:
             return None
         error = one_line(exc)
-        log.warning("autotune.DataLoader %s: configuration %s failed (%s); its batches go on with"
-                    " another", self.outbox.name, config.label(), error)
+        log.warning(
+            "autotune.DataLoader %s: configuration %s failed (%s); its batches go on with another",
+            self.outbox.name,
+            config.label(),
+            error,
+        )
         log.debug("the failure of %s", config.label(), exc_info=exc)
         nxt = None
         if isinstance(self.policy, HillClimb) and not self.guard.tripped:
@@ -48,8 +52,10 @@ class Recovery:
         if nxt is None or nxt == config or self._failed(nxt):
             nxt = self.given
             if not self.guard.tripped:
-                self.policy = self._fixed(self.given, f"configuration {config.label()} failed"
-                                          f" ({error}); back to the script's own")
+                self.policy = self._fixed(
+                    self.given,
+                    f"configuration {config.label()} failed ({error}); back to the script's own",
+                )
         self.running_config = None
         self.guard.call(self.outbox.write)
         return nxt
@@ -70,13 +76,27 @@ class Recovery:
         error = self.guard.error
         try:
             if isinstance(self.policy, HillClimb):
-                outcome = Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
-                                     self.device, running=running, error=error)
+                outcome = Outcome.of(
+                    self.policy,
+                    self.ledger,
+                    self.workload,
+                    self.batch_size,
+                    self.device,
+                    running=running,
+                    error=error,
+                )
             else:
                 outcome = self._untuned(error)
         except Exception:  # noqa: BLE001 - the report of last resort, from nothing it computed
-            outcome = Outcome.untuned(running, "tuning stopped", Ledger(), self.workload,
-                                      self.batch_size, self.device, error)
+            outcome = Outcome.untuned(
+                running,
+                "tuning stopped",
+                Ledger(),
+                self.workload,
+                self.batch_size,
+                self.device,
+                error,
+            )
         self.policy = FixedPolicy(running)
         self._settling = False
         self.outbox.publish(outcome)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from types import FrameType
 import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Hashable
 
 import torch
@@ -39,7 +39,7 @@ class Registry:
     names: dict[str, Hashable] = field(default_factory=dict)  # name -> its workload's identity
     choices: dict[Hashable, Choice] = field(default_factory=dict)  # identity -> tuning's choice
     training: Choice | None = None  # the latest choice of a loader tuned as a training loader
-    shuffling: "weakref.WeakSet[Any]" = field(default_factory=weakref.WeakSet)
+    shuffling: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
     active: int | None = None  # id() of the session that handed out the last batch
     generations: dict[str, int] = field(default_factory=dict)  # loaders made under each name
     # a name's run folder: a loader re-created under the same name (an evaluation loader made
@@ -97,8 +97,11 @@ def reset() -> None:
 def sequential(loader: Any) -> bool:
     """The loader visits its items in order, as evaluation does (no shuffle): torch's
     SequentialSampler, or a DistributedSampler with shuffle off."""
-    sampler = loader.sampler if loader.batch_sampler is None else \
-        getattr(loader.batch_sampler, "sampler", loader.sampler)
+    sampler = (
+        loader.sampler
+        if loader.batch_sampler is None
+        else getattr(loader.batch_sampler, "sampler", loader.sampler)
+    )
     return isinstance(sampler, SequentialSampler) or getattr(sampler, "shuffle", None) is False
 
 
@@ -114,8 +117,9 @@ SAYS_WHAT_FOR = r"train|val|eval|test|predict"
 
 def _telling(names: list[str]) -> str | None:
     """The first name that says what for (train_loader, get_eval_dataloader), else the first."""
-    return next((n for n in names if re.search(SAYS_WHAT_FOR, n.lower())),
-                names[0] if names else None)
+    return next(
+        (n for n in names if re.search(SAYS_WHAT_FOR, n.lower())), names[0] if names else None
+    )
 
 
 def call_site() -> CallSite:

@@ -27,8 +27,13 @@ class Remaining:
     def left(self) -> int:
         return max(0, self.total_steps - self.steps_done)
 
-    def repays(self, measure_steps: int, best_step_s: float, best_wait_share: float | None,
-               startup_s: float | None) -> bool:
+    def repays(
+        self,
+        measure_steps: int,
+        best_step_s: float,
+        best_wait_share: float | None,
+        startup_s: float | None,
+    ) -> bool:
         """Whether a candidate judged after `measure_steps` steps can still gain more than its
         start-ups cost: `best_wait_share` of the best's step (`best_step_s`) over the steps left
         after it is judged, against two start-ups of `startup_s` (unknown: none measured yet, as

@@ -63,8 +63,11 @@ def from_stack(frame: FrameType | None = None) -> RunLength | None:
         if frame is None:
             return None
         code = frame.f_code
-        if (code.co_argcount and code.co_varnames[0] == "self"
-                and str(Path(code.co_filename).resolve()).startswith(dirs)):
+        if (
+            code.co_argcount
+            and code.co_varnames[0] == "self"
+            and str(Path(code.co_filename).resolve()).startswith(dirs)
+        ):
             owner = frame.f_locals.get("self")
             found = _lightning(owner) or _transformers(owner)
             if found is not None:
@@ -110,12 +113,14 @@ def _transformers(owner: Any) -> RunLength | None:
         accumulate = _positive(getattr(args, "gradient_accumulation_steps", 1)) or 1
     except Exception:  # noqa: BLE001 - not a TrainingArguments
         return None
-    return _length(steps, epochs, accumulate, "transformers' max_steps",
-                   "transformers' num_train_epochs")
+    return _length(
+        steps, epochs, accumulate, "transformers' max_steps", "transformers' num_train_epochs"
+    )
 
 
-def _length(steps: int | None, epochs: int | None, accumulate: int, steps_source: str,
-            epochs_source: str) -> RunLength | None:
+def _length(
+    steps: int | None, epochs: int | None, accumulate: int, steps_source: str, epochs_source: str
+) -> RunLength | None:
     """Optimizer steps first (each takes `accumulate` batches), else epochs."""
     if steps is not None:
         return RunLength(steps * accumulate, None, steps_source)

@@ -26,11 +26,11 @@ from autotune.online.finish import Outbox, Outcome
 from autotune.online.guard import Guard
 from autotune.online.inner import InnerLoaders
 from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Follower, Lockstep
-from autotune.online.rank_steps import RankSteps
-from autotune.online.recovery import Recovery
 from autotune.online.meter import Ledger, Meter, Step
 from autotune.online.policy import HillClimb, Policy
 from autotune.online.pool_memory import PoolMemory
+from autotune.online.rank_steps import RankSteps
+from autotune.online.recovery import Recovery
 from autotune.online.registry import Choice, registry
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
@@ -223,25 +223,36 @@ class Session(RankSteps, Recovery):
     def _conclude(self) -> None:
         if not isinstance(self.policy, HillClimb):
             return
-        self.outbox.publish(Outcome.of(self.policy, self.ledger, self.workload, self.batch_size,
-                                       self.device))
-        registry().decided(self.identity, Choice(self.policy.current, self.outbox.name),
-                           training=True)
+        self.outbox.publish(
+            Outcome.of(self.policy, self.ledger, self.workload, self.batch_size, self.device)
+        )
+        registry().decided(
+            self.identity, Choice(self.policy.current, self.outbox.name), training=True
+        )
 
     def _interim(self) -> Outcome | None:
         """The outcome of a run that ends now: the best so far while exploring."""
         if self.guard.tripped:
             return None
         # Anything measured: a run started from the memory may never measure its start.
-        if isinstance(self.policy, HillClimb) and any(m.rates for m in self.policy.measured.values()):
+        if isinstance(self.policy, HillClimb) and any(
+            m.rates for m in self.policy.measured.values()
+        ):
             return Outcome.of(self.policy, self.ledger, self.workload, self.batch_size, self.device)
         if self.untuned_why is not None and self.ledger.tuned_steps + self.ledger.explore_steps:
             return self._untuned()
         return None
 
     def _untuned(self, error: str | None = None) -> Outcome:
-        return Outcome.untuned(self.config, self.untuned_why or "not tuned", self.ledger,
-                               self.workload, self.batch_size, self.device, error)
+        return Outcome.untuned(
+            self.config,
+            self.untuned_why or "not tuned",
+            self.ledger,
+            self.workload,
+            self.batch_size,
+            self.device,
+            error,
+        )
 
     @property
     def ended_at(self) -> int | None:
@@ -259,13 +270,20 @@ class Session(RankSteps, Recovery):
         best = climb.best if climb is not None else None
         cost = self.ledger.cost_s(1 / best.mean if best is not None and best.mean else None)
         return TunerState(
-            exploring=self.policy.exploring, current=self.config,
+            exploring=self.policy.exploring,
+            current=self.config,
             chosen=None if self.policy.exploring else self.policy.current,
             exploration_steps=self.ledger.explore_steps,
-            exploration_ended_at=self.ended_at, exploration_cost_s=cost,
-            stop_reason=None if climb is None or climb.stop_reason is None else str(climb.stop_reason),
-            measured={} if climb is None else {m.config.label(): m.mean
-                                               for m in climb.measured.values() if m.n},
+            exploration_ended_at=self.ended_at,
+            exploration_cost_s=cost,
+            stop_reason=None
+            if climb is None or climb.stop_reason is None
+            else str(climb.stop_reason),
+            measured={}
+            if climb is None
+            else {m.config.label(): m.mean for m in climb.measured.values() if m.n},
             error=self.guard.error,
-            failed={} if climb is None else {m.config.label(): m.failed
-                                             for m in climb.measured.values() if m.failed})
+            failed={}
+            if climb is None
+            else {m.config.label(): m.failed for m in climb.measured.values() if m.failed},
+        )

@@ -15,19 +15,19 @@ from torch.utils.data import IterableDataset
 
 from autotune.errors import AutotuneError
 from autotune.online.climb_types import ClimbSettings, normal, with_value
-from autotune.online.options import TUNED
 from autotune.online.finish import Outbox
 from autotune.online.guard import one_line
 from autotune.online.inner import InnerLoaders
 from autotune.online.lockstep import Follower, Lockstep
 from autotune.online.memory import Memory, restore
+from autotune.online.options import TUNED
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.pool_memory import PoolMemory, RamReading
 from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
 from autotune.online.run_length import RunLength, from_stack
 from autotune.online.run_length import given as given_length
 from autotune.online.session import Session
-from autotune.online.pool_memory import PoolMemory, RamReading
 from autotune.online.workload import describe, differences, identity, machine_differences
 from autotune.recipe.model import Recipe, load_recipe
 from autotune.space.config import LoaderConfig
@@ -49,11 +49,17 @@ def new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> S
         log.debug("autotune.DataLoader set-up", exc_info=exc)
         start = loader.given()
         writes = os.environ.get("RANK") in (None, "0")  # nothing of autotune's that could fail
-        session = Session(FixedPolicy(start), InnerLoaders.of(loader),
-                          Outbox(loader.online.results_dir if writes else None, base,
-                                 notices=loader.online.notices),
-                          {"name": base}, batch_size=loader.batch_size or 1,
-                          device=torch.device("cpu"), given=start)
+        session = Session(
+            FixedPolicy(start),
+            InnerLoaders.of(loader),
+            Outbox(
+                loader.online.results_dir if writes else None, base, notices=loader.online.notices
+            ),
+            {"name": base},
+            batch_size=loader.batch_size or 1,
+            device=torch.device("cpu"),
+            given=start,
+        )
         session.untuned_why = why
         return session
 
@@ -75,27 +81,43 @@ def _new_session(loader: Any, recipe: str | Path | Recipe | None, base: str) -> 
         differs = other_workload or machine_differences(applied.environment, loader.cuda())
         if not differs:
             policy = FixedPolicy(start)
-            log.info("autotune.DataLoader applies its recipe (%s), measured for this workload on"
-                     " a comparable machine: no tuning", start.label())
+            log.info(
+                "autotune.DataLoader applies its recipe (%s), measured for this workload on"
+                " a comparable machine: no tuning",
+                start.label(),
+            )
         else:
             applied = None
-            log.info("autotune.DataLoader: the recipe was measured for another %s (%s); tuning"
-                     " from its configuration %s", "workload" if other_workload else "machine",
-                     "; ".join(differs), start.label())
+            log.info(
+                "autotune.DataLoader: the recipe was measured for another %s (%s); tuning"
+                " from its configuration %s",
+                "workload" if other_workload else "machine",
+                "; ".join(differs),
+                start.label(),
+            )
     elif (choice := reg.choices.get(key)) is not None:
         policy = FixedPolicy(keep_fixed(loader, choice.config))
         writes = False  # its report is the first loader's
-        log.info("autotune.DataLoader %s: re-created for the same workload, runs the choice made"
-                 " in this process (%s) without exploring again", name, choice.config.label())
+        log.info(
+            "autotune.DataLoader %s: re-created for the same workload, runs the choice made"
+            " in this process (%s) without exploring again",
+            name,
+            choice.config.label(),
+        )
     if policy is None:
         policy = climb_policy(loader, start, usable_cpus().count)
     if not sequential(loader):
         reg.shuffling.add(loader)
-    session = Session(policy, InnerLoaders.of(loader),
-                      Outbox(opts.results_dir if writes else None, name, notices=opts.notices),
-                      workload, batch_size=workload["batch_size"] or 1,
-                      device=torch.device("cuda" if loader.cuda() else "cpu"), given=given,
-                      identity=key)
+    session = Session(
+        policy,
+        InnerLoaders.of(loader),
+        Outbox(opts.results_dir if writes else None, name, notices=opts.notices),
+        workload,
+        batch_size=workload["batch_size"] or 1,
+        device=torch.device("cuda" if loader.cuda() else "cpu"),
+        given=given,
+        identity=key,
+    )
     session.applied = applied
     return session
 
@@ -109,8 +131,9 @@ def keep_fixed(loader: Any, config: LoaderConfig) -> LoaderConfig:
     return out
 
 
-def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
-                 found: RunLength | None = None) -> Policy:
+def climb_policy(
+    loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1, found: RunLength | None = None
+) -> Policy:
     """The climb from `start` over `cpus`; the training's length from the options, else `found`
     (a framework's, run_length.py)."""
     opts = loader.online
@@ -125,29 +148,45 @@ def climb_policy(loader: Any, start: LoaderConfig, cpus: int, ranks: int = 1,
         epoch_steps = None
     length = given_length(opts.total_steps, opts.epochs) or found
     total = None if length is None else length.steps(epoch_steps)
-    settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=cpus, cuda=loader.cuda(),
-                             total_steps=total, total_source=None if total is None or length is None else length.source,
-                             bound_share=opts.max_explore_share,
-                             min_horizon_steps=opts.max_explore_steps,
-                             max_workers=opts.max_workers,
-                             window_steps=opts.window_steps, window_s=opts.window_s,
-                             warmup_steps=opts.warmup_steps,
-                             min_windows=opts.min_windows,
-                             max_windows=opts.max_windows)
+    settings = ClimbSettings(
+        epoch_steps=epoch_steps,
+        usable_cpus=cpus,
+        cuda=loader.cuda(),
+        total_steps=total,
+        total_source=None if total is None or length is None else length.source,
+        bound_share=opts.max_explore_share,
+        min_horizon_steps=opts.max_explore_steps,
+        max_workers=opts.max_workers,
+        window_steps=opts.window_steps,
+        window_s=opts.window_s,
+        warmup_steps=opts.warmup_steps,
+        min_windows=opts.min_windows,
+        max_windows=opts.max_windows,
+    )
     memory = PoolMemory(ranks=ranks)
-    return HillClimb(start, tuple(k for k in TUNED if k not in loader.fixed), settings,
-                     fits=memory, ram=RamReading(), room=memory.room)
+    return HillClimb(
+        start,
+        tuple(k for k in TUNED if k not in loader.fixed),
+        settings,
+        fits=memory,
+        ram=RamReading(),
+        room=memory.room,
+    )
 
 
 def not_tunable(loader: Any) -> str | None:
     if not loader.online.enabled:
         return "tuning is off"
     if isinstance(loader.dataset, IterableDataset):
-        return ("an IterableDataset's stream cannot be split between configurations; it runs"
-                " the arguments given (or the recipe's) in every epoch")
+        return (
+            "an IterableDataset's stream cannot be split between configurations; it runs"
+            " the arguments given (or the recipe's) in every epoch"
+        )
     if not loader.in_order:
-        return ("in_order=False: batches arrive as they are ready, so a switch could not"
-                " resume the epoch exactly")
+        return (
+            "in_order=False: batches arrive as they are ready, so a switch could not"
+            " resume the epoch exactly"
+        )
     return None
 
 
@@ -164,13 +203,25 @@ def epoch_starts(loader: Any, epoch: int) -> None:
         loader._evaluation = not torch.is_grad_enabled() or loader._evaluation_named
     if loader._evaluation:
         training = registry().training
-        config = loader.given() if training is None else keep_fixed(
-            loader, normal(replace(training.config,
-                                   persistent_workers=loader.given().persistent_workers)))
-        why = ("an evaluation loader (no shuffle, iterated without gradients or named for"
-               " evaluation) is not tuned: it runs " +
-               (f"the choice of {training.name}" if training else "as the script set it (no"
-                " training loader had chosen yet)"))
+        config = (
+            loader.given()
+            if training is None
+            else keep_fixed(
+                loader,
+                normal(
+                    replace(training.config, persistent_workers=loader.given().persistent_workers)
+                ),
+            )
+        )
+        why = (
+            "an evaluation loader (no shuffle, iterated without gradients or named for"
+            " evaluation) is not tuned: it runs "
+            + (
+                f"the choice of {training.name}"
+                if training
+                else "as the script set it (no training loader had chosen yet)"
+            )
+        )
         if s.untuned_why != why or s.policy.current != config:
             s.policy, s.untuned_why = FixedPolicy(config), why
             s.outbox.outcome = None  # reported again at this epoch's end
@@ -196,17 +247,26 @@ def join_ranks(loader: Any, s: Session, found: RunLength | None = None) -> None:
     if share != s.policy.settings.usable_cpus or ranks.local_world > 1 or found is not None:
         s.policy = climb_policy(loader, s.policy.start, share, ranks.local_world, found)
         if found is not None and isinstance(s.policy, HillClimb) and s.policy.settings.total_steps:
-            log.info("autotune.DataLoader %s: a run of %d steps (%s)", s.outbox.name,
-                     s.policy.settings.total_steps, found.source)
+            log.info(
+                "autotune.DataLoader %s: a run of %d steps (%s)",
+                s.outbox.name,
+                s.policy.settings.total_steps,
+                found.source,
+            )
     remember(loader, s, ranks.local_world, ranks.writes)
     if ranks.several and ranks.store is not None and isinstance(s.policy, HillClimb):
         prefix = f"autotune/online/{s.outbox.name}/{registry().generation(s.outbox.name)}"
         s.lockstep = Lockstep(ranks.store, ranks.rank, ranks.world, prefix)
         if not s.lockstep.leads:  # every rank read the memory: all start where the leader does
             s.policy = Follower(s.policy.current)
-        log.info("autotune.DataLoader %s: rank %d of %d (%s) explores in lockstep, %s",
-                 s.outbox.name, ranks.rank, ranks.world, ranks.source,
-                 "leading" if s.lockstep.leads else "following rank 0")
+        log.info(
+            "autotune.DataLoader %s: rank %d of %d (%s) explores in lockstep, %s",
+            s.outbox.name,
+            ranks.rank,
+            ranks.world,
+            ranks.source,
+            "leading" if s.lockstep.leads else "following rank 0",
+        )
 
 
 def remember(loader: Any, s: Session, ranks: int, writes: bool) -> None:
@@ -220,13 +280,21 @@ def remember(loader: Any, s: Session, ranks: int, writes: bool) -> None:
     try:
         restored = memory.entry is not None and restore(s.policy, memory.entry)
     except Exception as exc:  # noqa: BLE001 - an entry this code cannot use: tune without it
-        log.warning("autotune.DataLoader %s: its memory of earlier runs could not be used (%s);"
-                    " tuning without it", s.outbox.name, one_line(exc))
+        log.warning(
+            "autotune.DataLoader %s: its memory of earlier runs could not be used (%s);"
+            " tuning without it",
+            s.outbox.name,
+            one_line(exc),
+        )
         restored = False
     if restored:
         assert memory.entry is not None
-        log.info("autotune.DataLoader %s: run %d of this workload here, starts at %s (remembered)",
-                 s.outbox.name, memory.entry.runs + 1, s.policy.current.label())
+        log.info(
+            "autotune.DataLoader %s: run %d of this workload here, starts at %s (remembered)",
+            s.outbox.name,
+            memory.entry.runs + 1,
+            s.policy.current.label(),
+        )
     if writes:
         s.outbox.memory = memory
         s.outbox.arm()

@@ -42,20 +42,33 @@ def describe(loader: DataLoader, name: str) -> dict[str, Any]:
         length: int | None = len(loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         length = None
-    batch = loader.batch_size if loader.batch_size is not None else \
-        getattr(loader.batch_sampler, "batch_size", None)
-    return {"name": name, "source": SOURCE, "dataset": _qualname(type(loader.dataset)),
-            "dataset_len": length, "batch_size": batch, "drop_last": loader.drop_last,
-            "collate_fn": _qualname(loader.collate_fn),
-            "sampler": _qualname(type(loader.sampler if loader.batch_sampler is None
-                                      else loader.batch_sampler)),
-            "transform": _transform(loader.dataset)}
+    batch = (
+        loader.batch_size
+        if loader.batch_size is not None
+        else getattr(loader.batch_sampler, "batch_size", None)
+    )
+    return {
+        "name": name,
+        "source": SOURCE,
+        "dataset": _qualname(type(loader.dataset)),
+        "dataset_len": length,
+        "batch_size": batch,
+        "drop_last": loader.drop_last,
+        "collate_fn": _qualname(loader.collate_fn),
+        "sampler": _qualname(
+            type(loader.sampler if loader.batch_sampler is None else loader.batch_sampler)
+        ),
+        "transform": _transform(loader.dataset),
+    }
 
 
 def differences(recorded: dict[str, Any], here: dict[str, Any]) -> list[str]:
     """The identity keys on which a recipe's workload and this loader's differ."""
-    return [f"{key} {recorded.get(key)!r} here {here.get(key)!r}"
-            for key in IDENTITY if recorded.get(key) != here.get(key)]
+    return [
+        f"{key} {recorded.get(key)!r} here {here.get(key)!r}"
+        for key in IDENTITY
+        if recorded.get(key) != here.get(key)
+    ]
 
 
 def identity(loader: DataLoader, base: str) -> tuple[Any, ...]:
@@ -70,9 +83,15 @@ def machine_differences(recorded: dict[str, Any], cuda: bool) -> list[str]:
     """Where the machine a recipe was measured on differs from this one in what its choice rests
     on: the usable CPUs, the ranks sharing them, the device kind."""
     cpus = usable_cpus()
-    here = {"usable_cpus": cpus.count, "ranks_per_node": cpus.ranks,
-            "device": "cuda" if cuda else "cpu"}
+    here = {
+        "usable_cpus": cpus.count,
+        "ranks_per_node": cpus.ranks,
+        "device": "cuda" if cuda else "cpu",
+    }
     there = dict(recorded)
     there["device"] = str(there.get("device") or "cpu").split(":")[0]
-    return [f"{key} {there.get(key)!r} here {value!r}" for key, value in here.items()
-            if key in recorded and there.get(key) != value]
+    return [
+        f"{key} {there.get(key)!r} here {value!r}"
+        for key, value in here.items()
+        if key in recorded and there.get(key) != value
+    ]

@@ -49,8 +49,10 @@ class Ceilings:
     def prefer_channels_last(self) -> bool:
         """Whether to seed with channels_last: only where it clearly sped the step up."""
         default = self.device_probes[0]
-        return self.device.channels_last and \
-            self.device.samples_per_s > (1 + LAYOUT_GAIN) * default.samples_per_s
+        return (
+            self.device.channels_last
+            and self.device.samples_per_s > (1 + LAYOUT_GAIN) * default.samples_per_s
+        )
 
     @property
     def warmup_s(self) -> float:
@@ -110,10 +112,13 @@ class Ceilings:
             "device_samples_per_s": round(self.device_samples_per_s, 2),
             "device_samples_per_s_by_layout": {
                 "channels_last" if p.channels_last else "contiguous": round(p.samples_per_s, 2)
-                for p in self.device_probes},
+                for p in self.device_probes
+            },
             "device_host_cores": round(self.device.host_cores, 2),
-            "loader_samples_per_s_by_workers": {str(w): round(p.samples_per_s, 2)
-                                                for w, p in sorted(self.loader.items())},
-            "loader_cores_by_workers": {str(w): round(p.tree_cores, 2)
-                                        for w, p in sorted(self.loader.items())},
+            "loader_samples_per_s_by_workers": {
+                str(w): round(p.samples_per_s, 2) for w, p in sorted(self.loader.items())
+            },
+            "loader_cores_by_workers": {
+                str(w): round(p.tree_cores, 2) for w, p in sorted(self.loader.items())
+            },
         }

@@ -15,7 +15,6 @@ import torch
 from autotune.transfer.move import batch_samples, move_to_device
 from autotune.workload.base import Workload
 
-
 # A GPU's clocks and queues need longer than a CPU step to settle: windows of a fraction of a second
 # scatter too widely across runs to rank a knob such as channels_last (results/gpu/).
 CUDA_MIN_SECONDS = 1.0
@@ -36,8 +35,16 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def device_ceiling(workload: Workload, batch: Any, device: torch.device, *, min_seconds: float,
-                   min_steps: int, warmup_steps: int, channels_last: bool = False) -> DeviceProbe:
+def device_ceiling(
+    workload: Workload,
+    batch: Any,
+    device: torch.device,
+    *,
+    min_seconds: float,
+    min_steps: int,
+    warmup_steps: int,
+    channels_last: bool = False,
+) -> DeviceProbe:
     on_device = move_to_device(batch, device, channels_last=channels_last)
     samples = batch_samples(on_device, workload.batch_size)
     if device.type == "cuda":
@@ -56,6 +63,11 @@ def device_ceiling(workload: Workload, batch: Any, device: torch.device, *, min_
             break
     _synchronize(device)
     window = time.perf_counter() - t0
-    return DeviceProbe(samples_per_s=steps * samples / window, channels_last=channels_last,
-                       steps=steps, window_s=window,
-                       host_cores=(time.process_time() - cpu0) / window, warmup_s=warmup_s)
+    return DeviceProbe(
+        samples_per_s=steps * samples / window,
+        channels_last=channels_last,
+        steps=steps,
+        window_s=window,
+        host_cores=(time.process_time() - cpu0) / window,
+        warmup_s=warmup_s,
+    )

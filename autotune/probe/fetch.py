@@ -57,8 +57,9 @@ class Timing:
     cpu_s: float
 
 
-def best_of(run: Callable[[], Any], repeats: int = REPEATS, max_s: float = float("inf"),
-            min_s: float = 0.0) -> tuple[Timing, Any]:
+def best_of(
+    run: Callable[[], Any], repeats: int = REPEATS, max_s: float = float("inf"), min_s: float = 0.0
+) -> tuple[Timing, Any]:
     """The fastest run, and the last run's output: `repeats` runs, more while they have taken less
     than `min_s` (up to MAX_REPEATS), fewer once they have taken `max_s`."""
     best, out, spent, runs = Timing(float("inf"), float("inf")), None, 0.0, 0
@@ -89,7 +90,9 @@ def same_batch(a: Any, b: Any) -> bool:
         return False
     for x, y in zip(xs, ys, strict=True):
         if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
-            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)):
+            if not (
+                isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)
+            ):
                 return False
         elif x != y:
             return False
@@ -133,8 +136,10 @@ class FetchProbe:
     def workers_cannot_pay(self) -> bool:
         """Receiving a batch from a worker costs the training process at least as much as
         fetching it itself: no worker count can make loading cheaper for it."""
-        return (self.receive_ms_per_batch is not None
-                and self.receive_ms_per_batch >= self.fetch_ms_per_batch)
+        return (
+            self.receive_ms_per_batch is not None
+            and self.receive_ms_per_batch >= self.fetch_ms_per_batch
+        )
 
     @property
     def per_item_overhead_ms(self) -> float | None:
@@ -156,21 +161,28 @@ class FetchProbe:
         def r(value: float | None) -> float | None:
             return None if value is None else round(value, 6)  # in-memory items: microseconds
 
-        return {"items": self.items, "per_item_ms_per_item": r(self.ms_per_item(self.per_item)),
-                "batched_ms_per_item": r(self.ms_per_item(self.batched)),
-                "batched_way": None if self.batched_way is None else str(self.batched_way),
-                "per_item_overhead_ms": r(self.per_item_overhead_ms),
-                "per_item_share_pct": None if self.per_item_share is None
-                else round(100 * self.per_item_share, 1),
-                "fetch_ms_per_batch": r(self.fetch_ms_per_batch),
-                "receive_ms_per_batch": r(self.receive_ms_per_batch),
-                "in_memory": self.in_memory, "workers_cannot_pay": self.workers_cannot_pay}
+        return {
+            "items": self.items,
+            "per_item_ms_per_item": r(self.ms_per_item(self.per_item)),
+            "batched_ms_per_item": r(self.ms_per_item(self.batched)),
+            "batched_way": None if self.batched_way is None else str(self.batched_way),
+            "per_item_overhead_ms": r(self.per_item_overhead_ms),
+            "per_item_share_pct": None
+            if self.per_item_share is None
+            else round(100 * self.per_item_share, 1),
+            "fetch_ms_per_batch": r(self.fetch_ms_per_batch),
+            "receive_ms_per_batch": r(self.receive_ms_per_batch),
+            "in_memory": self.in_memory,
+            "workers_cannot_pay": self.workers_cannot_pay,
+        }
 
 
 def _batched_way(dataset: Any, indices: list[int]) -> tuple[BatchedWay, Callable[[], Any]] | None:
     # A Subset (random_split's) over a dataset without __getitems__ fetches per item through its
     # own __getitems__: it is looked through, to its tensors where they are a TensorDataset's.
-    through = isinstance(dataset, Subset) and not callable(getattr(dataset.dataset, "__getitems__", None))
+    through = isinstance(dataset, Subset) and not callable(
+        getattr(dataset.dataset, "__getitems__", None)
+    )
     if callable(getattr(dataset, "__getitems__", None)) and not through:
         return BatchedWay.GETITEMS, lambda: dataset.__getitems__(indices)
     base = dataset.dataset if through else dataset
@@ -222,8 +234,9 @@ def _measure(workload: Workload) -> FetchProbe | None:
     per_item = batched = None
     want = got = None
     if callable(getattr(dataset, "__getitem__", None)):
-        per_item, want = best_of(lambda: collate([dataset[i] for i in indices]),
-                                  max_s=MAX_PROBE_S, min_s=MIN_PROBE_S)
+        per_item, want = best_of(
+            lambda: collate([dataset[i] for i in indices]), max_s=MAX_PROBE_S, min_s=MIN_PROBE_S
+        )
     if way is not None:
         kind, fetch = way
         # The slicing way returns the batch itself (no collate_fn runs: it would be given the

@@ -44,8 +44,14 @@ class LoaderProbe:
         return self.tree_cores / self.samples_per_s if self.samples_per_s > 0 else 0.0
 
 
-def loader_rate(workload: Workload, config: LoaderConfig, *, min_seconds: float,
-                min_batches: int, usable_cpus: int) -> LoaderProbe:
+def loader_rate(
+    workload: Workload,
+    config: LoaderConfig,
+    *,
+    min_seconds: float,
+    min_batches: int,
+    usable_cpus: int,
+) -> LoaderProbe:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="This DataLoader will create")
@@ -60,8 +66,14 @@ def loader_rate(workload: Workload, config: LoaderConfig, *, min_seconds: float,
     return replace(probe, duration_s=time.perf_counter() - t0)
 
 
-def _measure(batches: Iterator[Any], workload: Workload, config: LoaderConfig, min_seconds: float,
-             min_batches: int, usable_cpus: int) -> LoaderProbe:
+def _measure(
+    batches: Iterator[Any],
+    workload: Workload,
+    config: LoaderConfig,
+    min_seconds: float,
+    min_batches: int,
+    usable_cpus: int,
+) -> LoaderProbe:
     next(batches)  # worker start-up
     # Started before the drain: its first sample reads every process's PSS (tens of milliseconds
     # or more on a busy machine), and workers producing meanwhile would give the window a head
@@ -81,6 +93,12 @@ def _measure(batches: Iterator[Any], workload: Workload, config: LoaderConfig, m
         main_cpu, thread_cpu = time.process_time() - cpu0, time.thread_time() - thread0
     finally:
         stats = host.stop()
-    return LoaderProbe(workers=config.num_workers, samples_per_s=samples / window,
-                       window_s=window, samples=samples, tree_cores=stats.cpu_cores_used,
-                       main_cores=main_cpu / window, receive_ms_per_batch=1000 * thread_cpu / count)
+    return LoaderProbe(
+        workers=config.num_workers,
+        samples_per_s=samples / window,
+        window_s=window,
+        samples=samples,
+        tree_cores=stats.cpu_cores_used,
+        main_cores=main_cpu / window,
+        receive_ms_per_batch=1000 * thread_cpu / count,
+    )

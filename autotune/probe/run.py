@@ -18,7 +18,6 @@ from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.base import Workload
 
-
 T = TypeVar("T")
 
 # Probes are shorter than trials: they only need the order of magnitude the seeds are placed by.
@@ -26,12 +25,24 @@ T = TypeVar("T")
 PROBE_SETTINGS = BurstSettings(min_steps=6, min_seconds=0.3, warmup_steps=2)
 
 
-def probe_loader(workload: Workload, workers: int, settings: BurstSettings,
-                 usable_cpus: int, limit_s: float | None = None) -> LoaderProbe:
-    return _limited(limit_s, f"the loader probe at {workers} worker{'s' if workers != 1 else ''}",
-                    lambda: loader_rate(workload, LoaderConfig(num_workers=workers),
-                                        min_seconds=settings.min_seconds,
-                                        min_batches=settings.min_steps, usable_cpus=usable_cpus))
+def probe_loader(
+    workload: Workload,
+    workers: int,
+    settings: BurstSettings,
+    usable_cpus: int,
+    limit_s: float | None = None,
+) -> LoaderProbe:
+    return _limited(
+        limit_s,
+        f"the loader probe at {workers} worker{'s' if workers != 1 else ''}",
+        lambda: loader_rate(
+            workload,
+            LoaderConfig(num_workers=workers),
+            min_seconds=settings.min_seconds,
+            min_batches=settings.min_steps,
+            usable_cpus=usable_cpus,
+        ),
+    )
 
 
 def _limited(limit_s: float | None, what: str, measure: Callable[[], T]) -> T:
@@ -52,10 +63,17 @@ def _unless_failed(measure: Callable[[], T]) -> T | None:
         return None
 
 
-def run_probes(workload: Workload, batch: Any, device: torch.device, space: SearchSpace,
-               usable_cpus: int, settings: BurstSettings = PROBE_SETTINGS,
-               second: Callable[[], bool] = lambda: True, limit_s: float | None = None,
-               warmed_up: Callable[[float], None] = lambda _s: None) -> Ceilings:
+def run_probes(
+    workload: Workload,
+    batch: Any,
+    device: torch.device,
+    space: SearchSpace,
+    usable_cpus: int,
+    settings: BurstSettings = PROBE_SETTINGS,
+    second: Callable[[], bool] = lambda: True,
+    limit_s: float | None = None,
+    warmed_up: Callable[[float], None] = lambda _s: None,
+) -> Ceilings:
     """`second()` says whether time allows the loader probe at the predicted worker count;
     `warmed_up(seconds)` hears the device's one-time warm-up as soon as it is known. Each probe
     runs under `limit_s`; a loader probe that fails leaves the device ceiling measured (the search
@@ -63,15 +81,25 @@ def run_probes(workload: Workload, batch: Any, device: torch.device, space: Sear
     layouts = (False, True) if space.channels_last_ok else (False,)
 
     def device_probe(cl: bool) -> DeviceProbe:
-        return _limited(limit_s, "the device probe" + (" (channels_last)" if cl else ""),
-                        lambda: device_ceiling(workload, batch, device, min_seconds=settings.min_seconds,
-                                               min_steps=settings.min_steps,
-                                               warmup_steps=settings.warmup_steps, channels_last=cl))
+        return _limited(
+            limit_s,
+            "the device probe" + (" (channels_last)" if cl else ""),
+            lambda: device_ceiling(
+                workload,
+                batch,
+                device,
+                min_seconds=settings.min_seconds,
+                min_steps=settings.min_steps,
+                warmup_steps=settings.warmup_steps,
+                channels_last=cl,
+            ),
+        )
 
     ceilings = Ceilings(tuple(device_probe(cl) for cl in layouts), usable_cpus)
     warmed_up(ceilings.warmup_s)
     ceilings.fetched = _unless_failed(
-        lambda: _limited(limit_s, "the fetch probe", lambda: measure_fetch(workload)))
+        lambda: _limited(limit_s, "the fetch probe", lambda: measure_fetch(workload))
+    )
     if space.max_workers < 1:
         return ceilings
 

@@ -25,7 +25,8 @@ from typing import Any, Callable
 import torch
 
 from autotune.probe.fetch import best_of
-from autotune.profiling.stages import LOAD as LOAD_STAGE, compose_types
+from autotune.profiling.stages import LOAD as LOAD_STAGE
+from autotune.profiling.stages import compose_types
 
 TO_UINT8 = {"PILToTensor", "ToImage"}
 TO_FLOAT = {"ToTensor", "ConvertImageDtype", "ToDtype"}
@@ -52,7 +53,11 @@ class Alternative:
 
     @property
     def gain_pct(self) -> float:
-        return 100 * (1 - self.after_ms_per_item / self.before_ms_per_item) if self.before_ms_per_item else 0.0
+        return (
+            100 * (1 - self.after_ms_per_item / self.before_ms_per_item)
+            if self.before_ms_per_item
+            else 0.0
+        )
 
     @property
     def gain_text(self) -> str:
@@ -60,10 +65,15 @@ class Alternative:
         return f"{abs(self.gain_pct):.0f}% {'less' if self.gain_pct >= 0 else 'more'}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "replaces": self.replaces,
-                "before_ms_per_item": round(self.before_ms_per_item, 4),
-                "after_ms_per_item": round(self.after_ms_per_item, 4),
-                "gain_pct": round(self.gain_pct, 1), "items": self.items, "detail": self.detail}
+        return {
+            "name": self.name,
+            "replaces": self.replaces,
+            "before_ms_per_item": round(self.before_ms_per_item, 4),
+            "after_ms_per_item": round(self.after_ms_per_item, 4),
+            "gain_pct": round(self.gain_pct, 1),
+            "items": self.items,
+            "detail": self.detail,
+        }
 
 
 def _holder(dataset: Any, holds: Callable[[Any], bool], depth: int = 0) -> Any | None:
@@ -84,11 +94,19 @@ def _jpeg_folder(dataset: Any) -> Any | None:
     """The DatasetFolder (or one it wraps) that loads files through its `loader`."""
     from torchvision.datasets import DatasetFolder
 
-    return _holder(dataset, lambda d: isinstance(d, DatasetFolder) and callable(getattr(d, "loader", None))
-                   and bool(getattr(d, "samples", None)))
+    return _holder(
+        dataset,
+        lambda d: (
+            isinstance(d, DatasetFolder)
+            and callable(getattr(d, "loader", None))
+            and bool(getattr(d, "samples", None))
+        ),
+    )
 
 
-def _batch_tail(tail: list[Any]) -> tuple[Callable[[Any], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]] | None:
+def _batch_tail(
+    tail: list[Any],
+) -> tuple[Callable[[Any], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]] | None:
     """(per item to uint8, batch op) equivalent to `tail`, or None when it is not a plain
     convert-and-normalize tail."""
     from torchvision.transforms import functional as F
@@ -154,13 +172,17 @@ def _tail_to_batch(dataset: Any, batch_size: int) -> Alternative | None:
         return None
     names = [type(t).__name__ for t in tail]
     return Alternative(
-        "uint8 items, the batch converted and normalised at once", names, 1000 * before_t.wall_s / n,
-        1000 * after_t.wall_s / n, n,
+        "uint8 items, the batch converted and normalised at once",
+        names,
+        1000 * before_t.wall_s / n,
+        1000 * after_t.wall_s / n,
+        n,
         f"{' + '.join(names)} per item against PILToTensor per item and one"
         f" {'float conversion + ' if set(names) & TO_FLOAT else ''}"
         f"{'Normalize' if set(names) & NORMALIZE else ''} on the stacked batch (collate's stack"
         " included in both), measured on this machine's CPU; on the device the batch part leaves"
-        " the workers' CPUs altogether and the batch crosses to it in uint8, 4x fewer bytes")
+        " the workers' CPUs altogether and the batch crosses to it in uint8, 4x fewer bytes",
+    )
 
 
 def device_decode(device: torch.device) -> BatchDecode:
@@ -200,23 +222,31 @@ def decode_alternative(dataset: Any, decode: BatchDecode, where: str) -> Alterna
         after_t, decoded = best_of(after)
     except (RuntimeError, OSError, ValueError):  # not a decodable JPEG there: nothing to offer
         return None
-    for image, tensor in zip(images, decoded):
+    for image, tensor in zip(images, decoded, strict=True):
         reference = F.pil_to_tensor(image) if not isinstance(image, torch.Tensor) else image
         got = tensor.cpu()
-        if got.shape != reference.shape or (got.float() - reference.float()).abs().mean() > DECODE_TOLERANCE:
+        if (
+            got.shape != reference.shape
+            or (got.float() - reference.float()).abs().mean() > DECODE_TOLERANCE
+        ):
             return None
     n = len(paths)
     return Alternative(
-        f"JPEG decode on the device (torchvision.io.decode_jpeg(device='{where}'))", [LOAD_STAGE],
-        1000 * before_t.wall_s / n, 1000 * after_t.wall_s / n, n,
+        f"JPEG decode on the device (torchvision.io.decode_jpeg(device='{where}'))",
+        [LOAD_STAGE],
+        1000 * before_t.wall_s / n,
+        1000 * after_t.wall_s / n,
+        n,
         f"{type(folder).__name__}'s loader (read, decode, RGB) per item against the file's bytes"
         f" read here and the batch of {n} decoded on {where}, synchronized (device time"
         " included); the transforms after it must then take uint8 tensors on the device"
-        " (torchvision.transforms.v2)")
+        " (torchvision.transforms.v2)",
+    )
 
 
-def measure_alternatives(dataset: Any, batch_size: int,
-                         device: torch.device | None = None) -> list[Alternative]:
+def measure_alternatives(
+    dataset: Any, batch_size: int, device: torch.device | None = None
+) -> list[Alternative]:
     """The cheaper equivalents that apply to `dataset`, each measured here (on `device` where it
     is a CUDA device)."""
     found = [_tail_to_batch(dataset, batch_size)]

@@ -17,8 +17,8 @@ import torch
 
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.profiling.alternatives import Alternative, measure_alternatives
-from autotune.profiling.stage_table import StageTable, stage_table
 from autotune.profiling.stage_recorder import read_totals, release
+from autotune.profiling.stage_table import StageTable, stage_table
 from autotune.profiling.stages import timed_workload
 from autotune.space.config import LoaderConfig
 from autotune.workload.base import Workload
@@ -32,9 +32,14 @@ class StageProfile:
     alternatives: list[Alternative] = field(default_factory=list)
 
 
-def profile_stages(workload: Workload, config: LoaderConfig, device: torch.device,
-                   settings: BurstSettings, usable_cpus: int = 1,
-                   alternatives: bool = True) -> StageProfile:
+def profile_stages(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device,
+    settings: BurstSettings,
+    usable_cpus: int = 1,
+    alternatives: bool = True,
+) -> StageProfile:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="autotune-stages-") as tmp:
         directory = Path(tmp)
@@ -43,5 +48,7 @@ def profile_stages(workload: Workload, config: LoaderConfig, device: torch.devic
         release(tmp)  # num_workers=0: the main process did the work
         totals, processes = read_totals(directory)
     table = stage_table(plan, totals, processes)
-    found = measure_alternatives(workload.dataset, workload.batch_size, device) if alternatives else []
+    found = (
+        measure_alternatives(workload.dataset, workload.batch_size, device) if alternatives else []
+    )
     return StageProfile(table, burst.samples_per_s, time.perf_counter() - t0, found)

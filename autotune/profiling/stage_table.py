@@ -76,21 +76,36 @@ class StageTable:
             return None if value is None else round(value, digits)
 
         bound = self.loader_bound(cpus) if cpus else None
-        return {"structure": self.structure, "items": self.items, "processes": self.processes,
-                "ms_per_item": r(self.ms_per_item), "cpu_ms_per_item": r(self.cpu_ms_per_item),
-                "cpu_pct": r(self.cpu_pct, 1), "usable_cpus": cpus,
-                "loader_bound_samples_per_s": r(bound, 1),
-                "stages": [{"name": x.name, "kind": str(x.kind), "transform": x.transform,
-                            "ms_per_item": r(x.ms_per_item, 4),
-                            "cpu_ms_per_item": r(x.cpu_ms_per_item, 4),
-                            "share_pct": r(x.share_pct, 2), "cpu_pct": r(x.cpu_pct, 1),
-                            "items_per_s_per_cpu": r(x.items_per_s_per_cpu, 1)}
-                           for x in self.rows]}
+        return {
+            "structure": self.structure,
+            "items": self.items,
+            "processes": self.processes,
+            "ms_per_item": r(self.ms_per_item),
+            "cpu_ms_per_item": r(self.cpu_ms_per_item),
+            "cpu_pct": r(self.cpu_pct, 1),
+            "usable_cpus": cpus,
+            "loader_bound_samples_per_s": r(bound, 1),
+            "stages": [
+                {
+                    "name": x.name,
+                    "kind": str(x.kind),
+                    "transform": x.transform,
+                    "ms_per_item": r(x.ms_per_item, 4),
+                    "cpu_ms_per_item": r(x.cpu_ms_per_item, 4),
+                    "share_pct": r(x.share_pct, 2),
+                    "cpu_pct": r(x.cpu_pct, 1),
+                    "items_per_s_per_cpu": r(x.items_per_s_per_cpu, 1),
+                }
+                for x in self.rows
+            ],
+        }
 
 
-def _rows(plan: StagePlan, totals: Mapping[str, Sequence[float]],
-          items: int) -> list[tuple[Stage, float, float]]:
+def _rows(
+    plan: StagePlan, totals: Mapping[str, Sequence[float]], items: int
+) -> list[tuple[Stage, float, float]]:
     """(stage, wall s, cpu s) in pipeline order, with the remainder of __getitem__ as a stage."""
+
     def get(name: str) -> tuple[float, float]:
         _, wall, cpu = totals.get(name, (0, 0.0, 0.0))
         return wall, cpu
@@ -110,8 +125,9 @@ def _rows(plan: StagePlan, totals: Mapping[str, Sequence[float]],
     return out
 
 
-def stage_table(plan: StagePlan, totals: Mapping[str, Sequence[float]],
-                processes: int = 1) -> StageTable | None:
+def stage_table(
+    plan: StagePlan, totals: Mapping[str, Sequence[float]], processes: int = 1
+) -> StageTable | None:
     """The table of `totals` (stage -> count, wall s, cpu s, summed over processes); None when no
     item was timed."""
     items = int(totals.get(GETITEM, (0,))[0])
@@ -119,7 +135,15 @@ def stage_table(plan: StagePlan, totals: Mapping[str, Sequence[float]],
         return None
     raw = _rows(plan, totals, items)
     busy = sum(wall for _, wall, _ in raw)
-    rows = [StageRow(stage.name, stage.kind, 1000 * wall / items, 1000 * cpu / items,
-                     100 * wall / busy if busy > 0 else 0.0, stage.transform)
-            for stage, wall, cpu in raw]
+    rows = [
+        StageRow(
+            stage.name,
+            stage.kind,
+            1000 * wall / items,
+            1000 * cpu / items,
+            100 * wall / busy if busy > 0 else 0.0,
+            stage.transform,
+        )
+        for stage, wall, cpu in raw
+    ]
     return StageTable(rows, items, processes, plan.structure)

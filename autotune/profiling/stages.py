@@ -31,7 +31,6 @@ from autotune.strenum import StrEnum
 from autotune.workload.base import Workload
 
 
-
 class StageKind(StrEnum):
     DECODE = "decode"  # a DatasetFolder's loader: read the file and decode it
     TRANSFORM = "transform"  # one transform (a Compose's child, or a transform as a whole)
@@ -173,7 +172,9 @@ def _timed_transform(transform: Callable, plan: StagePlan, directory: str) -> An
     if isinstance(transform, compose_types()):
         compose: Any = transform  # a Compose (torchvision has no type information)
         timed = copy.copy(compose)  # the user's Compose keeps its own list
-        timed.transforms = [_timed_transform(child, plan, directory) for child in compose.transforms]
+        timed.transforms = [
+            _timed_transform(child, plan, directory) for child in compose.transforms
+        ]
         return timed
     kind_name = type(transform).__name__
     return Timed(transform, plan.add(kind_name, StageKind.TRANSFORM, kind_name), directory)
@@ -189,10 +190,13 @@ def _timed_parts(dataset: Any, plan: StagePlan, directory: str, depth: int = 0) 
         parts["transform"] = _timed_transform(dataset.transform, plan, directory)
         names.append(type(dataset.transform).__name__)
     if callable(getattr(dataset, "target_transform", None)):
-        parts["target_transform"] = Timed(dataset.target_transform,
-                                          plan.add("target_transform", StageKind.TRANSFORM,
-                                                   type(dataset.target_transform).__name__),
-                                          directory)
+        parts["target_transform"] = Timed(
+            dataset.target_transform,
+            plan.add(
+                "target_transform", StageKind.TRANSFORM, type(dataset.target_transform).__name__
+            ),
+            directory,
+        )
     inner = getattr(dataset, "dataset", None)
     if inner is not None and depth < 4 and not parts:  # Subset, a repeating or caching wrapper
         timed_inner = _timed_parts(inner, plan, directory, depth + 1)

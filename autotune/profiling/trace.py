@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import torch
-from torch.profiler import ProfilerActivity, profile, record_function, schedule, tensorboard_trace_handler
+from torch.profiler import (
+    ProfilerActivity,
+    profile,
+    record_function,
+    schedule,
+    tensorboard_trace_handler,
+)
 
 from autotune.burst.pacing import drain_prefetched
 from autotune.burst.runner import endless_batches, release_loader
@@ -59,11 +65,14 @@ def _activities(device: torch.device) -> list[ProfilerActivity]:
     return [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
 
 
-def record_trace(workload: Workload, config: LoaderConfig, device: torch.device,
-                 out_dir: Path) -> TraceRecord:
+def record_trace(
+    workload: Workload, config: LoaderConfig, device: torch.device, out_dir: Path
+) -> TraceRecord:
     out_dir.mkdir(parents=True, exist_ok=True)
     loader = workload.make_loader(config)
-    batches = endless_batches(DeviceLoader(loader, device, phase=_phase, **config.transfer_kwargs()))
+    batches = endless_batches(
+        DeviceLoader(loader, device, phase=_phase, **config.transfer_kwargs())
+    )
     total = sum(SCHEDULE.values())
     try:
         for _ in range(WARMUP_STEPS):
@@ -72,8 +81,11 @@ def record_trace(workload: Workload, config: LoaderConfig, device: torch.device,
         plain = [_timed_step(workload, batches) for _ in range(PLAIN_STEPS)]
         export_s = 0.0
         traced: list[float] = []
-        with profile(activities=_activities(device), schedule=schedule(**SCHEDULE),
-                     on_trace_ready=tensorboard_trace_handler(str(out_dir), worker_name=TRACE_NAME)) as prof:
+        with profile(
+            activities=_activities(device),
+            schedule=schedule(**SCHEDULE),
+            on_trace_ready=tensorboard_trace_handler(str(out_dir), worker_name=TRACE_NAME),
+        ) as prof:
             for index in range(total):
                 seconds = _timed_step(workload, batches)
                 if index >= total - SCHEDULE["active"]:
@@ -86,5 +98,10 @@ def record_trace(workload: Workload, config: LoaderConfig, device: torch.device,
         batches.close()
         release_loader(loader)
     path = max(out_dir.glob(f"{TRACE_NAME}.*.pt.trace.json"), key=lambda p: p.stat().st_mtime)
-    return TraceRecord(path, len(traced), 1000 * statistics.median(plain),
-                       1000 * statistics.median(traced), export_s)
+    return TraceRecord(
+        path,
+        len(traced),
+        1000 * statistics.median(plain),
+        1000 * statistics.median(traced),
+        export_s,
+    )

@@ -16,8 +16,13 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def measured_block(best: BurstResult, baseline: BurstResult | None, *,
-                   samples_per_s: float | None = None, **extra: Any) -> dict[str, Any]:
+def measured_block(
+    best: BurstResult,
+    baseline: BurstResult | None,
+    *,
+    samples_per_s: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """`best` is the burst whose details are shown; `samples_per_s`, when given, is the chosen
     configuration's mean over all its measurements (otherwise `best`'s own rate)."""
     split = split_step(best)
@@ -31,7 +36,8 @@ def measured_block(best: BurstResult, baseline: BurstResult | None, *,
         "copy_pct": _pct(split.copy_pct),  # null on a CPU-only run: no copy to a device happens
         "compute_pct": _pct(split.compute_pct),
         "other_pct": _pct(split.other_pct),
-        "device_busy_pct": None if best.device_busy_s is None
+        "device_busy_pct": None
+        if best.device_busy_s is None
         else round(100 * best.device_busy_s / best.window_s, 1),
         "gpu_util_pct": None if best.gpu is None else round(best.gpu.util_mean_pct, 1),
         "gpu_mem_peak_mib": None if best.gpu is None else round(best.gpu.mem_peak_mib, 1),
@@ -48,11 +54,21 @@ def measured_block(best: BurstResult, baseline: BurstResult | None, *,
     }
 
 
-def build_recipe(best: BurstResult, baseline: BurstResult | None, workload: dict[str, Any],
-                 device: torch.device, *, environment_block: dict[str, Any] | None = None,
-                 diagnosis: dict[str, Any] | None = None, **measured_extra: Any) -> Recipe:
+def build_recipe(
+    best: BurstResult,
+    baseline: BurstResult | None,
+    workload: dict[str, Any],
+    device: torch.device,
+    *,
+    environment_block: dict[str, Any] | None = None,
+    diagnosis: dict[str, Any] | None = None,
+    **measured_extra: Any,
+) -> Recipe:
     """`environment_block`: where `best` was measured (default: this process, now)."""
-    return Recipe.from_config(best.config, measured=measured_block(best, baseline, **measured_extra),
-                              workload=workload,
-                              environment=environment_block or environment.collect(device),
-                              diagnosis=diagnosis)
+    return Recipe.from_config(
+        best.config,
+        measured=measured_block(best, baseline, **measured_extra),
+        workload=workload,
+        environment=environment_block or environment.collect(device),
+        diagnosis=diagnosis,
+    )

@@ -11,8 +11,15 @@ from pathlib import Path
 from typing import Any, Final, Literal, cast
 
 import torch
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_model, model_serializer,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_serializer,
+    model_validator,
+)
 from torch.utils.data import DataLoader
 
 from autotune.decision.thresholds import MAX_RECORD_BURSTS, RECORDED_WITHIN
@@ -21,9 +28,9 @@ from autotune.made_by import this_commit
 from autotune.probe.fetch import BatchedWay
 from autotune.recipe.diagnosis_record import DiagnosisRecord
 from autotune.recipe.strict import Strict as _Strict
-from autotune.strenum import StrEnum
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
+from autotune.strenum import StrEnum
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.version import __version__
 from autotune.workload.loader_args import kept_arguments
@@ -33,13 +40,15 @@ RECIPE_VERSION: Final = 1
 
 def _fields(target: Target) -> dict[str, Any]:
     """The pydantic fields of `target`'s knobs, from the registry."""
-    return {k.name: (k.annotation, Field(k.default, ge=k.minimum, description=k.doc))
-            for k in knobs_for(target)}
+    return {
+        k.name: (k.annotation, Field(k.default, ge=k.minimum, description=k.doc))
+        for k in knobs_for(target)
+    }
 
 
 class _LoaderArgsRules(_Strict):
     @model_validator(mode="after")
-    def _valid_for_workers(self) -> "_LoaderArgsRules":
+    def _valid_for_workers(self) -> _LoaderArgsRules:
         need = [k for k in knobs_for(Target.DATALOADER) if Needs.WORKERS in k.needs]
         workers: int = cast(Any, self).num_workers  # a field of the model made from the registry
         if workers == 0 and any(getattr(self, k.name) != k.default for k in need):
@@ -49,8 +58,10 @@ class _LoaderArgsRules(_Strict):
         for knob in knobs_for(Target.DATALOADER):
             value = getattr(self, knob.name)
             if knob.choices and value is not None and value not in knob.choices:
-                raise ValueError(f"{knob.name} must be one of {', '.join(knob.choices)} on this"
-                                 f" machine, not {value!r}")
+                raise ValueError(
+                    f"{knob.name} must be one of {', '.join(knob.choices)} on this"
+                    f" machine, not {value!r}"
+                )
         return self
 
     @model_serializer(mode="wrap")
@@ -60,10 +71,12 @@ class _LoaderArgsRules(_Strict):
 
 
 # Fields named exactly as the DataLoader arguments and DeviceLoader options they set.
-DataLoaderArgs = create_model("DataLoaderArgs", __base__=_LoaderArgsRules, __module__=__name__,
-                              **_fields(Target.DATALOADER))
-TransferArgs = create_model("TransferArgs", __base__=_Strict, __module__=__name__,
-                            **_fields(Target.TRANSFER))
+DataLoaderArgs = create_model(
+    "DataLoaderArgs", __base__=_LoaderArgsRules, __module__=__name__, **_fields(Target.DATALOADER)
+)
+TransferArgs = create_model(
+    "TransferArgs", __base__=_Strict, __module__=__name__, **_fields(Target.TRANSFER)
+)
 
 
 class RateSource(StrEnum):
@@ -168,23 +181,32 @@ class Measured(BaseModel):
         if self.restart_cost_s is None:
             return None
         if not self.epoch_samples:
-            return ("Epochs: the loader has no length, so epoch restarts are not counted: the"
-                    " rates assume epochs far longer than one restart"
-                    f" ({self.restart_cost_s:.2f} s measured).")
-        return (f"Over whole epochs: {self.epoch_samples} samples an epoch at"
-                f" {self.steady_samples_per_s:.1f} samples/s steady, plus"
-                f" {self.restart_cost_s:.2f} s restart cost per epoch ({self.restart_share_pct:.1f}%"
-                f" of the epoch; iter() to first batch {self.first_batch_s:.2f} s); the rates"
-                " count it.")
+            return (
+                "Epochs: the loader has no length, so epoch restarts are not counted: the"
+                " rates assume epochs far longer than one restart"
+                f" ({self.restart_cost_s:.2f} s measured)."
+            )
+        return (
+            f"Over whole epochs: {self.epoch_samples} samples an epoch at"
+            f" {self.steady_samples_per_s:.1f} samples/s steady, plus"
+            f" {self.restart_cost_s:.2f} s restart cost per epoch ({self.restart_share_pct:.1f}%"
+            f" of the epoch; iter() to first batch {self.first_batch_s:.2f} s); the rates"
+            " count it."
+        )
 
     def range_note(self) -> str | None:
         """Where the worker range ended and why; None for a recipe recorded without it."""
         if self.max_workers_searched is None:
             return None
-        grown = (f" (grown from 0-{self.worker_range_grown_from})"
-                 if self.worker_range_grown_from is not None else "")
-        return (f"Worker range searched: 0-{self.max_workers_searched}{grown}; it stopped there:"
-                f" {self.worker_range_stop or 'n/a'}.")
+        grown = (
+            f" (grown from 0-{self.worker_range_grown_from})"
+            if self.worker_range_grown_from is not None
+            else ""
+        )
+        return (
+            f"Worker range searched: 0-{self.max_workers_searched}{grown}; it stopped there:"
+            f" {self.worker_range_stop or 'n/a'}."
+        )
 
     def error_note(self) -> str | None:
         """One sentence on how far the tuned figure may be off; None where its noise is unknown."""
@@ -192,15 +214,19 @@ class Measured(BaseModel):
             return None
         bursts = f"{self.measurements} burst{'s' if self.measurements > 1 else ''}"
         noise = "" if self.noise_pct is None else f", burst noise {self.noise_pct:.1f}%"
-        said = (f"The tuned figure's error from burst noise is ±{self.samples_per_s_error_pct:.1f}%"
-                f" (two standard errors of {bursts} of it{noise}); the machine's drift between"
-                " minutes comes on top")
+        said = (
+            f"The tuned figure's error from burst noise is ±{self.samples_per_s_error_pct:.1f}%"
+            f" (two standard errors of {bursts} of it{noise}); the machine's drift between"
+            " minutes comes on top"
+        )
         if self.measurements > 1 and self.samples_per_s_error_pct <= 100 * RECORDED_WITHIN:
             return f"{said}."
         if self.measurements < MAX_RECORD_BURSTS:
             return f"{said}: a longer --budget leaves time to measure it more."
-        return (f"{said}: the bursts scatter that much here; `autotune verify` measures the"
-                " configuration in long plain-loop windows.")
+        return (
+            f"{said}: the bursts scatter that much here; `autotune verify` measures the"
+            " configuration in long plain-loop windows."
+        )
 
     def tie_note(self, label: str) -> str | None:
         """One sentence on the configurations tied with the tuned one `label`; None if none."""
@@ -208,12 +234,16 @@ class Measured(BaseModel):
             return None
         others = ", ".join(f"`{other}`" for other in self.tied_with)
         noise = "n/a" if self.noise_pct is None else f"{self.noise_pct:.1f}%"
-        said = (f"Tied within noise: `{label}` could not be told apart from {others} (band"
-                f" {self.tie_band_pct:.1f}% of the fastest, burst noise {noise});")
+        said = (
+            f"Tied within noise: `{label}` could not be told apart from {others} (band"
+            f" {self.tie_band_pct:.1f}% of the fastest, burst noise {noise});"
+        )
         if self.ties_resolved:
             return f"{said} it is the cheapest of them."
-        return (f"{said} the budget ended before more measurements could split them, so it is the"
-                " cheapest of those close to the fastest mean; a longer --budget would settle it.")
+        return (
+            f"{said} the budget ended before more measurements could split them, so it is the"
+            " cheapest of those close to the fastest mean; a longer --budget would settle it."
+        )
 
 
 class MadeBy(_Strict):
@@ -223,14 +253,15 @@ class MadeBy(_Strict):
     commit: str | None = None  # git commit where it ran from a checkout; null: an installed package
 
     @classmethod
-    def this(cls) -> "MadeBy":
+    def this(cls) -> MadeBy:
         return cls(version=__version__, commit=this_commit())
 
 
 class Recipe(_Strict):
     # The JSON key is "dataloader"; in Python that name is the method that builds one.
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
-                              serialize_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
 
     autotune_recipe: Literal[1] = RECIPE_VERSION
     loader_args: DataLoaderArgs = Field(alias="dataloader")
@@ -243,10 +274,13 @@ class Recipe(_Strict):
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
     @classmethod
-    def from_config(cls, config: LoaderConfig, **fields: Any) -> "Recipe":
+    def from_config(cls, config: LoaderConfig, **fields: Any) -> Recipe:
         fields.setdefault("made_by", MadeBy.this())
-        return cls(loader_args=DataLoaderArgs(**config.dataloader_kwargs()),
-                   transfer=TransferArgs(**config.transfer_kwargs()), **fields)
+        return cls(
+            loader_args=DataLoaderArgs(**config.dataloader_kwargs()),
+            transfer=TransferArgs(**config.transfer_kwargs()),
+            **fields,
+        )
 
     @property
     def config(self) -> LoaderConfig:
@@ -255,17 +289,25 @@ class Recipe(_Strict):
     def dataloader_kwargs(self) -> dict[str, Any]:
         return self.loader_args.model_dump()
 
-    def dataloader(self, dataset: Any, batch_size: int | None = None, **overrides: Any) -> DataLoader:
+    def dataloader(
+        self, dataset: Any, batch_size: int | None = None, **overrides: Any
+    ) -> DataLoader:
         """A torch DataLoader with the recipe's arguments; `overrides` win (shuffle, sampler, ...).
         Given an existing DataLoader instead of a dataset, the new one keeps everything that loader
         was built with (sampler, batch_sampler, collate_fn, drop_last, worker_init_fn, generator)
         and takes the recipe's knobs."""
         if isinstance(dataset, DataLoader):
-            return DataLoader(**{**kept_arguments(dataset), **self.dataloader_kwargs(), **overrides})
+            return DataLoader(
+                **{**kept_arguments(dataset), **self.dataloader_kwargs(), **overrides}
+            )
         if batch_size is None:
-            raise RecipeError("recipe.dataloader(dataset, batch_size): give the batch size, or pass"
-                              " an existing DataLoader instead of a dataset")
-        return DataLoader(dataset, batch_size=batch_size, **{**self.dataloader_kwargs(), **overrides})
+            raise RecipeError(
+                "recipe.dataloader(dataset, batch_size): give the batch size, or pass"
+                " an existing DataLoader instead of a dataset"
+            )
+        return DataLoader(
+            dataset, batch_size=batch_size, **{**self.dataloader_kwargs(), **overrides}
+        )
 
     def wrap(self, loader: Any, device: str | torch.device = "cuda") -> DeviceLoader:
         """Iterate `loader` with batches moved to `device` using the recipe's transfer knobs."""
@@ -290,8 +332,10 @@ def load_recipe(path: str | Path) -> Recipe:
     data = json_object(text, str(path), RecipeError, "a recipe")
     version = data.get("autotune_recipe")
     if version != RECIPE_VERSION:
-        raise RecipeError(f"{path}: unsupported autotune_recipe version {version!r}"
-                          f" (this autotune reads version {RECIPE_VERSION})")
+        raise RecipeError(
+            f"{path}: unsupported autotune_recipe version {version!r}"
+            f" (this autotune reads version {RECIPE_VERSION})"
+        )
     try:
         return Recipe.model_validate(data)
     except ValidationError as exc:

@@ -14,33 +14,37 @@ if TYPE_CHECKING:
     from autotune.cluster.merge import StudyReport
 
 
-
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "-", text).strip("-") or "study"
 
 
-def extra_columns(reports: list["StudyReport"]) -> tuple[str, ...]:
+def extra_columns(reports: list[StudyReport]) -> tuple[str, ...]:
     """Where each trial comes from: its sweep point (in a sweep), its node, its GPU (where any)."""
     gpus = any((t.origin or {}).get("gpu") for r in reports for t in r.trials)
-    return (*(("point",) if any(r.point for r in reports) else ()), "node", *(("gpu",) if gpus else ()))
+    return (
+        *(("point",) if any(r.point for r in reports) else ()),
+        "node",
+        *(("gpu",) if gpus else ()),
+    )
 
 
-def merged_rows(reports: list["StudyReport"]) -> list[dict[str, Any]]:
+def merged_rows(reports: list[StudyReport]) -> list[dict[str, Any]]:
     out = []
     for report in reports:
-        for trial, row in zip(report.trials, table.rows(report.trials, report.best, report.baseline),
-                              strict=True):
+        for trial, row in zip(
+            report.trials, table.rows(report.trials, report.best, report.baseline), strict=True
+        ):
             origin = trial.origin or {}
             row.update(point=report.point, node=origin.get("node"), gpu=origin.get("gpu"))
             out.append(row)
     return out
 
 
-def recipe_name(report: "StudyReport") -> str:
+def recipe_name(report: StudyReport) -> str:
     return "recipe.json" if report.point is None else f"recipe-{slug(report.point)}.json"
 
 
-def write_merged(reports: list["StudyReport"], out_dir: Path, title: str) -> dict[str, Path]:
+def write_merged(reports: list[StudyReport], out_dir: Path, title: str) -> dict[str, Path]:
     """recipe.json (or recipe-POINT.json per sweep point), trials.md and trials.csv in `out_dir`."""
     rows, extra = merged_rows(reports), extra_columns(reports)
     files: dict[str, Path] = {}

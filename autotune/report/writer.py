@@ -17,42 +17,57 @@ if TYPE_CHECKING:
 FAILURES_FILE = "failures.txt"
 
 
-def write_plots(result: "TuneResult", plot_dir: Path) -> dict[str, Path]:
+def write_plots(result: TuneResult, plot_dir: Path) -> dict[str, Path]:
     """The run folder's pictures, of a tuning that has a best trial (and so the defaults')."""
     best, baseline = result.best, result.baseline
     if best is None or baseline is None:
         raise ValueError("plots are drawn for a tuning with a best trial")
-    bars = [(f"{name}\n{t.config.label()}", split_step(t.burst))
-            for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best))
-            if t is not None and t.ok]
+    bars = [
+        (f"{name}\n{t.config.label()}", split_step(t.burst))
+        for name, t in (("PyTorch defaults", result.baseline), ("tuned", result.best))
+        if t is not None and t.ok
+    ]
     target = result.context.target_rate
-    stages = {"stages": plot_stages(result.stages.table, plot_dir / "stages.png")} \
-        if result.stages is not None and result.stages.table is not None else {}
-    return {**stages,
+    stages = (
+        {"stages": plot_stages(result.stages.table, plot_dir / "stages.png")}
+        if result.stages is not None and result.stages.table is not None
+        else {}
+    )
+    return {
+        **stages,
         "split": plot_split(bars, plot_dir / "step_split.png"),
-        "workers": plot_workers(result.trials, best, plot_dir / "workers.png",
-                                result.context.device_ceiling,
-                                "target rate" if target else "device ceiling",
-                                result.recipe.measured.samples_per_s if result.recipe else None),
+        "workers": plot_workers(
+            result.trials,
+            best,
+            plot_dir / "workers.png",
+            result.context.device_ceiling,
+            "target rate" if target else "device ceiling",
+            result.recipe.measured.samples_per_s if result.recipe else None,
+        ),
         "progress": plot_progress(result.trials, baseline, plot_dir / "progress.png"),
     }
 
 
-def _failures(result: "TuneResult") -> str:
-    parts = [f"## trial {t.number}: {t.config.label()}\n\n{t.traceback}\n"
-             for t in result.trials if t.traceback]
+def _failures(result: TuneResult) -> str:
+    parts = [
+        f"## trial {t.number}: {t.config.label()}\n\n{t.traceback}\n"
+        for t in result.trials
+        if t.traceback
+    ]
     return "\n".join(parts)
 
 
-def write_run(result: "TuneResult", run_dir: Path) -> dict[str, Path]:
+def write_run(result: TuneResult, run_dir: Path) -> dict[str, Path]:
     table_rows = table.rows(result.trials, result.best, result.baseline)
     files = {"table_md": run_dir / "trials.md", "table_csv": run_dir / "trials.csv"}
     if result.recipe is not None:
         files["recipe"] = result.recipe.save(run_dir / "recipe.json")
     title = f"# autotune: {result.workload.name}\n\n"
     if result.interrupted:
-        title += (f"Interrupted by {result.interrupted} after {len(result.trials)} trials; continue"
-                  f" with the same command plus `--resume {run_dir}`.\n\n")
+        title += (
+            f"Interrupted by {result.interrupted} after {len(result.trials)} trials; continue"
+            f" with the same command plus `--resume {run_dir}`.\n\n"
+        )
     files["table_md"].write_text(title + table.to_markdown(table_rows))
     files["table_csv"].write_text(table.to_csv(table_rows))
     failures = _failures(result)

@@ -41,8 +41,9 @@ def pick(trials: list[TrialRecord]) -> Outcome:
     return Outcome(trials, choice, best, find_baseline([t for t in trials if t.measured]))
 
 
-def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
-                    rate: float) -> tuple[Context, dict[str, Any]]:
+def _ceiling_fields(
+    context: Context, ceilings: Ceilings, choice: Choice, rate: float
+) -> tuple[Context, dict[str, Any]]:
     """The context with the loader ceiling at the chosen workers, and the recipe's figures (the
     share of the bound that the recorded `rate` reaches)."""
     workers = choice.chosen.config.num_workers
@@ -54,7 +55,8 @@ def _ceiling_fields(context: Context, ceilings: Ceilings, choice: Choice,
         loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
         ceiling_share=None if not bound else round(rate / bound, 3),
         probes=ceilings.as_dict(),
-        fetch=None if ceilings.fetch is None else ceilings.fetch.as_dict())
+        fetch=None if ceilings.fetch is None else ceilings.fetch.as_dict(),
+    )
 
 
 def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
@@ -62,12 +64,20 @@ def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
     re-measurements' mean; either with its error at the measured noise."""
     records = record_bursts(outcome.trials, choice.chosen.config)
     if not records:
-        return dict(samples_per_s=choice.chosen.mean, measurements=choice.chosen.n_unbiased,
-                    rate_from=RateSource.REMEASURED, **_error(choice.chosen.unbiased, choice))
+        return dict(
+            samples_per_s=choice.chosen.mean,
+            measurements=choice.chosen.n_unbiased,
+            rate_from=RateSource.REMEASURED,
+            **_error(choice.chosen.unbiased, choice),
+        )
     rates = [t.rate for t in records]
     rate = pooled_rate(rates, [t.burst.window_s for t in records])
-    return dict(samples_per_s=rate, measurements=len(records), rate_from=RateSource.RECORD,
-                **_error(rates, choice))
+    return dict(
+        samples_per_s=rate,
+        measurements=len(records),
+        rate_from=RateSource.RECORD,
+        **_error(rates, choice),
+    )
 
 
 def _error(rates: list[float], choice: Choice) -> dict[str, Any]:
@@ -76,10 +86,13 @@ def _error(rates: list[float], choice: Choice) -> dict[str, Any]:
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:
-    return dict(noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
-                fastest_samples_per_s=round(choice.fastest.mean, 2),
-                tied_with=[c.config.label() for c in choice.ties] or None,
-                tie_band_pct=round(100 * choice.band, 2), ties_resolved=choice.resolved)
+    return dict(
+        noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
+        fastest_samples_per_s=round(choice.fastest.mean, 2),
+        tied_with=[c.config.label() for c in choice.ties] or None,
+        tie_band_pct=round(100 * choice.band, 2),
+        ties_resolved=choice.resolved,
+    )
 
 
 def _diagnose(outcome: Outcome, context: Context, stages: StageProfile | None = None) -> None:
@@ -94,17 +107,26 @@ def _diagnose(outcome: Outcome, context: Context, stages: StageProfile | None = 
         outcome.best.diagnosis = with_stages(outcome.best.diagnosis, stages, context.usable_cpus)
 
 
-def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
-             device: torch.device, ceilings: Ceilings | None = None,
-             where: dict[str, Any] | None = None, stages: StageProfile | None = None,
-             **extra: Any) -> Outcome:
+def assemble(
+    outcome: Outcome,
+    context: Context,
+    *,
+    workload: dict[str, Any],
+    device: torch.device,
+    ceilings: Ceilings | None = None,
+    where: dict[str, Any] | None = None,
+    stages: StageProfile | None = None,
+    **extra: Any,
+) -> Outcome:
     """Judge every trial and build the recipe, in place. `where` adds to the environment block
     (the best trial's origin); `stages`, the chosen configuration's timed stages, go into its
     diagnosis; `extra` adds to the recipe's measured block."""
     measured: dict[str, Any] = {}
     rate = _rate_fields(outcome, outcome.choice) if outcome.choice is not None else {}
     if ceilings is not None and outcome.choice is not None:
-        context, measured = _ceiling_fields(context, ceilings, outcome.choice, rate["samples_per_s"])
+        context, measured = _ceiling_fields(
+            context, ceilings, outcome.choice, rate["samples_per_s"]
+        )
     outcome.context = context
     _diagnose(outcome, context, stages)
     choice, best, baseline = outcome.choice, outcome.best, outcome.baseline
@@ -112,8 +134,16 @@ def assemble(outcome: Outcome, context: Context, *, workload: dict[str, Any],
         return outcome
     assert best.diagnosis is not None  # _diagnose judged every trial that ran, the best among them
     outcome.recipe = build_recipe(
-        best.burst, baseline.burst if baseline and baseline.ok else None, workload, device,
+        best.burst,
+        baseline.burst if baseline and baseline.ok else None,
+        workload,
+        device,
         environment_block={**(best.origin or {}), **(where or {})},
-        diagnosis=best.diagnosis.to_record(), **rate,
-        **trial_counts(outcome.trials), **measured, **_choice_fields(choice), **extra)
+        diagnosis=best.diagnosis.to_record(),
+        **rate,
+        **trial_counts(outcome.trials),
+        **measured,
+        **_choice_fields(choice),
+        **extra,
+    )
     return outcome

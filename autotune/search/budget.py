@@ -78,8 +78,10 @@ class Budget:
     def fits_another(self, then: int = 0, after_s: float = 0.0) -> bool:
         """Whether even a slow burst still ends within the budget, and `then` typical bursts
         after it, and something that took `after_s` once (with its margin): for honouring it."""
-        return (self.time_left() >= SAFETY * self.longest() + then * self.next_burst_estimate()
-                + SAFETY * after_s)
+        return (
+            self.time_left()
+            >= SAFETY * self.longest() + then * self.next_burst_estimate() + SAFETY * after_s
+        )
 
     def record_reserve(self, bursts: int = 1) -> float:
         """Kept for the record of the chosen configuration: the recipe's rate must be measured
@@ -97,15 +99,22 @@ class Budget:
         # Never less than the first round's two fastest and the first record burst: where bursts
         # are slow, a fixed share of the budget fits a single re-measurement, and a choice resting
         # on it can verify well below what the recipe recorded.
-        floor = FASTEST * self.next_burst_estimate() + (SAFETY - 1) * self.longest() \
+        floor = (
+            FASTEST * self.next_burst_estimate()
+            + (SAFETY - 1) * self.longest()
             + self.record_reserve()
-        return max(floor, min(CONFIRM_SHARE * self.budget_s,
-                              reserved_bursts() * self.next_burst_estimate()))
+        )
+        return max(
+            floor,
+            min(CONFIRM_SHARE * self.budget_s, reserved_bursts() * self.next_burst_estimate()),
+        )
 
     def search_fits(self) -> bool:
         """Room for one more search burst, with the re-measurements' reserve left over."""
-        return (self.fits_another() and
-                self.time_left() >= self.next_burst_estimate() + self.confirm_reserve())
+        return (
+            self.fits_another()
+            and self.time_left() >= self.next_burst_estimate() + self.confirm_reserve()
+        )
 
     def window_cap(self, min_seconds: float) -> float:
         """The longest measuring window a burst may get now: it may not outlast the budget."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from autotune.decision.cost import cost
 from autotune.decision.rate import measured_cv, pooled_cv, pooled_rate, tolerance
 from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR
-from autotune.search.trial import Phase, TrialStatus, TrialRecord
+from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
 
@@ -138,8 +138,12 @@ class Choice:
     def unresolved(self) -> tuple[Candidate, ...]:
         """Tied candidates whose band is still wider than TARGET: more measurements could split
         them from the fastest (the fastest itself included when any is)."""
-        wide = tuple(c for c in self.equivalent if c is not self.fastest
-                     and tolerance(self.noise_cv, self.fastest.n_unbiased, c.n_unbiased) > TARGET)
+        wide = tuple(
+            c
+            for c in self.equivalent
+            if c is not self.fastest
+            and tolerance(self.noise_cv, self.fastest.n_unbiased, c.n_unbiased) > TARGET
+        )
         return (self.fastest, *wide) if wide else ()
 
 
@@ -159,8 +163,11 @@ def choose(candidates: list[Candidate]) -> Choice | None:
     cv = noise_cv(pool)
     fastest = max(pool, key=lambda c: c.mean)
     bands = {c.config: tolerance(cv, fastest.n_unbiased, c.n_unbiased) for c in pool}
-    within = tuple(sorted((c for c in pool if c.mean >= fastest.mean * (1 - bands[c.config])),
-                          key=Candidate.cost))
+    within = tuple(
+        sorted(
+            (c for c in pool if c.mean >= fastest.mean * (1 - bands[c.config])), key=Candidate.cost
+        )
+    )
     band = max((bands[c.config] for c in within if c is not fastest), default=TOLERANCE_FLOOR)
     # Tied, yet on a band wider than TARGET the tie is a lack of measurements, not a finding of
     # equal speed: a configuration further below the fastest mean than TARGET is not chosen.

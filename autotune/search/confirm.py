@@ -44,17 +44,19 @@ def fewer_workers(config: LoaderConfig) -> LoaderConfig | None:
     return replace(config, num_workers=config.num_workers - 1)
 
 
-def to_confirm(candidates: list[Candidate], space: SearchSpace,
-               always: list[LoaderConfig] | None = None) -> list[LoaderConfig]:
+def to_confirm(
+    candidates: list[Candidate], space: SearchSpace, always: list[LoaderConfig] | None = None
+) -> list[LoaderConfig]:
     """The configurations to re-measure: the fastest two, then the cheapest near the fastest, and
     those of `always` that were measured (num_workers=0 where items come from memory)."""
     if not candidates:
         return []
     ranked = sorted(candidates, key=lambda c: -c.mean)
     top = ranked[:FASTEST]
-    near = sorted((c for c in ranked[FASTEST:] if c.mean >= (1 - BAND) * ranked[0].mean),
-                  key=Candidate.cost)
-    chosen = [c.config for c in top + near[:MAX_CANDIDATES - len(top)]]
+    near = sorted(
+        (c for c in ranked[FASTEST:] if c.mean >= (1 - BAND) * ranked[0].mean), key=Candidate.cost
+    )
+    chosen = [c.config for c in top + near[: MAX_CANDIDATES - len(top)]]
     cheapest = min((c for c in candidates if c.config in chosen), key=Candidate.cost)
     below = fewer_workers(cheapest.config)
     measured = {c.config for c in candidates}
@@ -63,8 +65,9 @@ def to_confirm(candidates: list[Candidate], space: SearchSpace,
     return chosen + [c for c in always or () if c in measured and c not in chosen]
 
 
-def rounds(configs: list[LoaderConfig], measured: dict[LoaderConfig, int],
-           measurements: int = MEASUREMENTS) -> list[LoaderConfig]:
+def rounds(
+    configs: list[LoaderConfig], measured: dict[LoaderConfig, int], measurements: int = MEASUREMENTS
+) -> list[LoaderConfig]:
     """Round-robin order of the re-measurements until each has `measurements` of them."""
     order = []
     counts = {c: measured.get(c, 0) for c in configs}

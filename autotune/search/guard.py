@@ -48,25 +48,33 @@ class MemoryGuard:
     def ram_mib(self, config: LoaderConfig, main_mib: float) -> float:
         return main_mib + config.num_workers * self.worker_mib + self.in_flight_mib(config)
 
-    def skip_reason(self, config: LoaderConfig, main_mib: float | None = None,
-                    shm_free_mib: float | None = None) -> str | None:
+    def skip_reason(
+        self, config: LoaderConfig, main_mib: float | None = None, shm_free_mib: float | None = None
+    ) -> str | None:
         """Why `config` cannot run here, or None if its estimate fits. `main_mib` and
         `shm_free_mib` default to what is measured now."""
         main = tree_memory_mib()[1] if main_mib is None else main_mib
         need = self.ram_mib(config, main)
         if need > self.budget_mib:
             n = config.num_workers
-            why = (f"{n} worker{'' if n == 1 else 's'} at ~{self.worker_mib:.0f} MiB measured" if n
-                   else "the tuning process alone")
-            return (f"needs ~{need:.0f} MiB of RAM ({why}), over the budget of"
-                    f" {self.budget_mib:.0f} MiB")
+            why = (
+                f"{n} worker{'' if n == 1 else 's'} at ~{self.worker_mib:.0f} MiB measured"
+                if n
+                else "the tuning process alone"
+            )
+            return (
+                f"needs ~{need:.0f} MiB of RAM ({why}), over the budget of"
+                f" {self.budget_mib:.0f} MiB"
+            )
         shm_need = self.in_flight_mib(config)
         if shm_free_mib is None and shm_need > 0:
             space = shm_space()
             shm_free_mib = space.free_mib / max(1, self.shm_sharers) if space is not None else None
         if shm_free_mib is not None and shm_need > shm_free_mib:
-            return (f"needs ~{shm_need:.0f} MiB of /dev/shm for batches in flight,"
-                    f" {shm_free_mib:.0f} MiB free")
+            return (
+                f"needs ~{shm_need:.0f} MiB of /dev/shm for batches in flight,"
+                f" {shm_free_mib:.0f} MiB free"
+            )
         return None
 
     def rejection(self, result: BurstResult) -> str | None:
@@ -85,8 +93,9 @@ class MemoryGuard:
             self.worker_mib = max(self.worker_mib, per_worker)
 
 
-def fitting_top(config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard,
-                main_mib: float | None = None) -> tuple[int | None, str]:
+def fitting_top(
+    config: LoaderConfig, top: int, wanted: int, guard: MemoryGuard, main_mib: float | None = None
+) -> tuple[int | None, str]:
     """The largest worker count in (top, wanted] whose pool of `config` fits in memory, with the
     guard's reason for the first that did not: the worker range's `Fits` (decision/worker_range.py).
     `main_mib`: the process without workers (default: its tree now, which between bursts has

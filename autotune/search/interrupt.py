@@ -64,7 +64,7 @@ class StopSignals:
             raise StopRequested(signal.Signals(signum).name)
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator["StopSignals"]:
+    def installed(self) -> Iterator[StopSignals]:
         """Catch SIGINT and SIGTERM for the duration (main thread only: elsewhere Python cannot
         set handlers, and a Ctrl-C stays the caller's ordinary KeyboardInterrupt)."""
         if threading.current_thread() is not threading.main_thread():

@@ -44,8 +44,11 @@ def _taken(trial: optuna.trial.FrozenTrial) -> LoaderConfig | None:
 
 def _queued(trials: list[optuna.trial.FrozenTrial], state: TrialState) -> list[dict[str, Any]]:
     """The params enqueued for the trials in `state` (waiting: not handed out yet)."""
-    return [t.system_attrs["fixed_params"] for t in trials
-            if t.state == state and "fixed_params" in t.system_attrs]
+    return [
+        t.system_attrs["fixed_params"]
+        for t in trials
+        if t.state == state and "fixed_params" in t.system_attrs
+    ]
 
 
 class StudyLedger:
@@ -62,7 +65,10 @@ class StudyLedger:
             for other in self.study.get_trials(deepcopy=False):
                 if other.system_attrs.get("fixed_params") != params:
                     continue
-                if other.state in (TrialState.WAITING, TrialState.RUNNING) or ATTR_CONFIG in other.user_attrs:
+                if (
+                    other.state in (TrialState.WAITING, TrialState.RUNNING)
+                    or ATTR_CONFIG in other.user_attrs
+                ):
                     return False
             self.study.enqueue_trial(params)
             return True
@@ -84,14 +90,18 @@ class StudyLedger:
             trial.set_user_attr(ATTR_CLAIM, config.as_dict())
         return None
 
-    def enqueue_untaken(self, candidates: Iterable[LoaderConfig],
-                        params: Callable[[LoaderConfig], dict[str, Any]]) -> LoaderConfig | None:
+    def enqueue_untaken(
+        self, candidates: Iterable[LoaderConfig], params: Callable[[LoaderConfig], dict[str, Any]]
+    ) -> LoaderConfig | None:
         """Enqueue the first of `candidates` no trial has measured, claimed or been handed (one
         already waiting is left in the queue: the next ask gets it). None when all are taken."""
         with self.lock:
             trials = self.study.get_trials(deepcopy=False)
             taken = {_taken(t) for t in trials}
-            handed, waiting = _queued(trials, TrialState.RUNNING), _queued(trials, TrialState.WAITING)
+            handed, waiting = (
+                _queued(trials, TrialState.RUNNING),
+                _queued(trials, TrialState.WAITING),
+            )
             for config in candidates:
                 wanted = params(config)
                 if config in taken or wanted in handed:

@@ -16,16 +16,22 @@ from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
 from autotune.profiling.stage_run import StageProfile, profile_stages
 from autotune.search.choose import Candidate, choose, group, pick_best
-from autotune.search.confirm import (MAX_MEASUREMENTS, MEASUREMENTS, out_of_band,
-                                     rounds, still_tied, to_confirm)
+from autotune.search.confirm import (
+    MAX_MEASUREMENTS,
+    MEASUREMENTS,
+    out_of_band,
+    rounds,
+    still_tied,
+    to_confirm,
+)
 from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
 from autotune.search.record import bursts_needed
+from autotune.search.search_range import SearchRange
 from autotune.search.seeding import main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
 from autotune.search.trial_runner import TrialRunner, abandon
-from autotune.search.search_range import SearchRange
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -52,8 +58,11 @@ def stage_reserve(budget_s: float) -> float:
 def broken(trials: list[TrialRecord]) -> bool:
     """Failed again and again, PyTorch's defaults included, and never once succeeded."""
     measured = [t for t in trials if t.measured]
-    return (len(measured) >= BROKEN_AFTER_FAILURES and not any(t.ok for t in measured)
-            and any(t.config == PYTORCH_DEFAULTS for t in measured))
+    return (
+        len(measured) >= BROKEN_AFTER_FAILURES
+        and not any(t.ok for t in measured)
+        and any(t.config == PYTORCH_DEFAULTS for t in measured)
+    )
 
 
 # -- probes ---------------------------------------------------------------------------------
@@ -76,10 +85,20 @@ def probe(runner: TrialRunner, batch: object, space: SearchSpace) -> Ceilings | 
         return None
     b = runner.bursts
     # The second loader probe only while at least half the budget is left for the search.
-    return _probing(runner, lambda: run_probes(b.workload, batch, b.device, space, b.cpus,
-                                               PROBE_SETTINGS, second=runner.budget.more_than_half_left,
-                                               limit_s=b.options.time_limit,
-                                               warmed_up=runner.budget.exclude))
+    return _probing(
+        runner,
+        lambda: run_probes(
+            b.workload,
+            batch,
+            b.device,
+            space,
+            b.cpus,
+            PROBE_SETTINGS,
+            second=runner.budget.more_than_half_left,
+            limit_s=b.options.time_limit,
+            warmed_up=runner.budget.exclude,
+        ),
+    )
 
 
 def loader_probe_s(ceilings: Ceilings | None, workers: int) -> float:
@@ -98,13 +117,18 @@ def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> 
     if not runner.budget.fits(loader_probe_s(ceilings, workers)):
         return
     b = runner.bursts
-    _probing(runner,
-             lambda: ceilings.add(probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus,
-                                               b.options.time_limit)))
+    _probing(
+        runner,
+        lambda: ceilings.add(
+            probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus, b.options.time_limit)
+        ),
+    )
 
 
 # -- search ---------------------------------------------------------------------------------
-def _stop_reason(runner: TrialRunner, rules: StopRules | None, max_trials: int | None) -> str | None:
+def _stop_reason(
+    runner: TrialRunner, rules: StopRules | None, max_trials: int | None
+) -> str | None:
     if runner.stop.requested:
         return f"stopped by {runner.stop.name}"
     if broken(runner.trials):
@@ -145,8 +169,14 @@ class Queue:
                 return
 
 
-def search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
-           ceilings: Ceilings | None, max_trials: int | None, early_stop: bool = True) -> str:
+def search(
+    runner: TrialRunner,
+    ledger: StudyLedger,
+    workers: SearchRange,
+    ceilings: Ceilings | None,
+    max_trials: int | None,
+    early_stop: bool = True,
+) -> str:
     """Ask, suggest, measure what the study does not know yet; why the search ended. Without
     `early_stop` only `max_trials`, the budget, a signal or an exhausted space end it. Where it
     would end on its own rules, the worker range may grow first (search_range.py)."""
@@ -155,8 +185,14 @@ def search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
     return reason
 
 
-def _search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
-            ceilings: Ceilings | None, max_trials: int | None, early_stop: bool) -> str:
+def _search(
+    runner: TrialRunner,
+    ledger: StudyLedger,
+    workers: SearchRange,
+    ceilings: Ceilings | None,
+    max_trials: int | None,
+    early_stop: bool,
+) -> str:
     if ceilings is not None:
         workers.follow_prediction(ceilings, runner.guard)
         runner.context = replace(runner.context, max_workers=workers.space.max_workers)
@@ -183,8 +219,9 @@ def _search(runner: TrialRunner, ledger: StudyLedger, workers: SearchRange,
             repeats += 1
             if repeats >= REPEATS_BEFORE_FALLBACK:
                 repeats = 0
-                if not _fall_back(runner, ledger, workers.space) \
-                        and not _grown(runner, queue, workers, rules):
+                if not _fall_back(runner, ledger, workers.space) and not _grown(
+                    runner, queue, workers, rules
+                ):
                     return ALL_TAKEN
             continue
         repeats = 0
@@ -230,8 +267,9 @@ def confirm(runner: TrialRunner, space: SearchSpace) -> None:
     """Re-measure the best few, then, sequentially, those still tied, until the choice is sound."""
     if runner.stop.requested or broken(runner.trials):
         return
-    configs = to_confirm(group(runner.all_trials()), space,
-                         always=main_process_configs(runner.ceilings, space))
+    configs = to_confirm(
+        group(runner.all_trials()), space, always=main_process_configs(runner.ceilings, space)
+    )
     for measurements in range(MEASUREMENTS, MAX_MEASUREMENTS + 1):
         if not configs or not _remeasure(runner, configs, measurements):
             return

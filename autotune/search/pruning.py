@@ -45,8 +45,11 @@ class BehindBestPruner(optuna.pruners.BasePruner):
 
 def best_finished(study: optuna.Study) -> float | None:
     """The best rate among finished trials within the RAM budget."""
-    finished = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                if t.value is not None and not any(v > 0 for v in t.constraints.values())]
+    finished = [
+        t.value
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if t.value is not None and not any(v > 0 for v in t.constraints.values())
+    ]
     return max(finished) if finished else None
 
 
@@ -95,12 +98,15 @@ class PruneHook:
         self.reports += 1
         self.last_rate, self.last_elapsed = samples_per_s, elapsed_s
         if self.trial.should_prune():
-            raise optuna.TrialPruned(f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the"
-                                     " window, clearly behind the best trial")
+            raise optuna.TrialPruned(
+                f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the"
+                " window, clearly behind the best trial"
+            )
         if self.reach is not None:
             best = best_finished(self.trial.study)
             if best is not None and self.reach.out_of_reach(elapsed_s, samples_per_s, best):
                 raise optuna.TrialPruned(
                     f"{samples_per_s:.1f} samples/s after {elapsed_s:.1f}s of the window: even at"
                     f" the ceiling for the rest of it, it cannot come within"
-                    f" {self.reach.margin:.1%} of the best trial")
+                    f" {self.reach.margin:.1%} of the best trial"
+                )

@@ -44,8 +44,9 @@ def bursts_needed(rates: list[float], noise_cv: float | None) -> int:
     return max(1, min(MAX_RECORD_BURSTS, math.ceil((cv / TARGET) ** 2)))
 
 
-def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
-           after_s: float = 0.0) -> None:
+def record(
+    runner: RecordRunner, config: LoaderConfig, noise_cv: float | None, after_s: float = 0.0
+) -> None:
     """Record bursts of `config` (choose.record_bursts): the first whatever the budget left, the
     others while the noise asks for them and a slow burst still fits with `after_s` left for what
     follows (the loader probe at the chosen worker count, which the report reads). Only a signal
@@ -57,6 +58,7 @@ def record(runner: RecordRunner, config: LoaderConfig, noise_cv: float | None,
         if done is None or not done.ok:
             return
         rates.append(done.rate)
-        if (len(rates) >= bursts_needed(rates, noise_cv)
-                or not runner.budget.fits_another(after_s=after_s)):
+        if len(rates) >= bursts_needed(rates, noise_cv) or not runner.budget.fits_another(
+            after_s=after_s
+        ):
             return

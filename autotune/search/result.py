@@ -66,8 +66,13 @@ class TuneResult:
 
     def loader(self, **overrides: Any) -> DataLoader:
         """A DataLoader over the tuned workload's data with the recipe applied."""
-        return DataLoader(**{**self.workload.loader_arguments(), **self._recipe().dataloader_kwargs(),
-                             **overrides})
+        return DataLoader(
+            **{
+                **self.workload.loader_arguments(),
+                **self._recipe().dataloader_kwargs(),
+                **overrides,
+            }
+        )
 
     def device_loader(self, **overrides: Any) -> DeviceLoader:
         """The tuned loader yielding device-ready batches (transfer knobs applied)."""

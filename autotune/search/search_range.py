@@ -29,13 +29,21 @@ def evidence(best: TrialRecord, trials: list[TrialRecord], context: Context) -> 
     worker count, each configuration's pooled over its bursts as online over its windows."""
     verdict = diagnose(best.burst, context).verdict
     e = verdict.evidence
-    computes = (f"the workers compute, not wait: CPU {e.host_cpu_pct:.0f}% of"
-                f" {context.usable_cpus} usable CPUs at {best.config.num_workers} workers"
-                if e.cpu_saturated else None)
+    computes = (
+        f"the workers compute, not wait: CPU {e.host_cpu_pct:.0f}% of"
+        f" {context.usable_cpus} usable CPUs at {best.config.num_workers} workers"
+        if e.cpu_saturated
+        else None
+    )
     rates = mean_rate_by_workers(trials)
-    return Evidence(label=best.config.label(), workers=best.config.num_workers,
-                    rate=rates.get(best.config.num_workers, best.rate), rate_by_workers=rates,
-                    wait_share=e.split.wait_pct / 100, computes=computes)
+    return Evidence(
+        label=best.config.label(),
+        workers=best.config.num_workers,
+        rate=rates.get(best.config.num_workers, best.rate),
+        rate_by_workers=rates,
+        wait_share=e.split.wait_pct / 100,
+        computes=computes,
+    )
 
 
 @dataclass
@@ -46,9 +54,13 @@ class SearchRange:
     range: WorkerRange
 
     @classmethod
-    def of(cls, space: SearchSpace, max_workers: int | None) -> "SearchRange":
-        return cls(space, WorkerRange.of(space.max_workers, max_workers, space.max_workers,
-                                         limit_name="--max-workers"))
+    def of(cls, space: SearchSpace, max_workers: int | None) -> SearchRange:
+        return cls(
+            space,
+            WorkerRange.of(
+                space.max_workers, max_workers, space.max_workers, limit_name="--max-workers"
+            ),
+        )
 
     @property
     def stop(self) -> str | None:
@@ -58,7 +70,9 @@ class SearchRange:
     def grown_from(self) -> int | None:
         return self.range.grown_from
 
-    def grow(self, trials: list[TrialRecord], guard: MemoryGuard, context: Context) -> list[LoaderConfig]:
+    def grow(
+        self, trials: list[TrialRecord], guard: MemoryGuard, context: Context
+    ) -> list[LoaderConfig]:
         """The points to measure first in the grown range (the best's other knobs at the middle
         of the new stretch and at its top); [] where it does not grow (`stop` then says why)."""
         best = pick_best(trials)
@@ -66,11 +80,15 @@ class SearchRange:
             self.range.stop = "no configuration was measured"
             return []
         top = self.range.top
-        if not self.range.grow(evidence(best, trials, context), partial(fitting_top, best.config, guard=guard)):
+        if not self.range.grow(
+            evidence(best, trials, context), partial(fitting_top, best.config, guard=guard)
+        ):
             return []
         self.space = replace(self.space, max_workers=self.range.top)
         middle = (top + 1 + self.range.top) // 2
-        return [replace(best.config, num_workers=n) for n in dict.fromkeys((middle, self.range.top))]
+        return [
+            replace(best.config, num_workers=n) for n in dict.fromkeys((middle, self.range.top))
+        ]
 
     def follow_prediction(self, ceilings: Ceilings, guard: MemoryGuard) -> None:
         """Start the range one past the probe's prediction where that lies above its top."""

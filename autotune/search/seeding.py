@@ -30,21 +30,38 @@ def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
     seeds = [c for c in main_process if c != PYTORCH_DEFAULTS]
     predicted = ceilings.predicted_workers(space.max_workers)
     channels_last = space.channels_last_ok and ceilings.prefer_channels_last
-    for workers in sorted({max(1, predicted - 1), predicted, min(space.max_workers, predicted + 1)}):
-        config = LoaderConfig(num_workers=workers, prefetch_factor=2, pin_memory=space.cuda,
-                              non_blocking=space.cuda, channels_last=channels_last)
+    for workers in sorted(
+        {max(1, predicted - 1), predicted, min(space.max_workers, predicted + 1)}
+    ):
+        config = LoaderConfig(
+            num_workers=workers,
+            prefetch_factor=2,
+            pin_memory=space.cuda,
+            non_blocking=space.cuda,
+            channels_last=channels_last,
+        )
         if not space.problems(config):
             seeds.append(config)
     # A worker that waits on the training process to take items it fetched from memory is no
     # storage wait: deeper queues cannot help there.
     if ceilings.loader_waits and not main_process:
-        deep = LoaderConfig(num_workers=predicted, prefetch_factor=max(BY_NAME["prefetch_factor"].values),
-                            pin_memory=space.cuda, non_blocking=space.cuda, channels_last=channels_last)
+        deep = LoaderConfig(
+            num_workers=predicted,
+            prefetch_factor=max(BY_NAME["prefetch_factor"].values),
+            pin_memory=space.cuda,
+            non_blocking=space.cuda,
+            channels_last=channels_last,
+        )
         if not space.problems(deep):
             seeds.append(deep)
     if space.cuda and space.channels_last_ok and not channels_last:
-        other = LoaderConfig(num_workers=predicted, prefetch_factor=2, pin_memory=True,
-                             non_blocking=True, channels_last=True)
+        other = LoaderConfig(
+            num_workers=predicted,
+            prefetch_factor=2,
+            pin_memory=True,
+            non_blocking=True,
+            channels_last=True,
+        )
         if not space.problems(other):
             seeds.append(other)
     return seeds

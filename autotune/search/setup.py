@@ -37,8 +37,9 @@ def probe_batch(workload: Workload, limit_s: float | None = None) -> Any:
         with time_limit(limit_s, "loading the probe batch"):
             return next(iter(workload.make_loader(PYTORCH_DEFAULTS)))
     except StopIteration:
-        raise WorkloadError(f"workload '{workload.name}' yields no batch: the dataset is smaller"
-                            " than one batch") from None
+        raise WorkloadError(
+            f"workload '{workload.name}' yields no batch: the dataset is smaller than one batch"
+        ) from None
     except AutotuneError:
         raise
     except Exception:
@@ -49,27 +50,44 @@ def batch_mib(batch: Any) -> float:
     return sum(t.nbytes for t in iter_tensors(batch)) / MIB
 
 
-def build_space(batch: Any, device: torch.device, max_workers: int | None,
-                cpus: int | None = None, knobs: tuple[str, ...] = ()) -> SearchSpace:
+def build_space(
+    batch: Any,
+    device: torch.device,
+    max_workers: int | None,
+    cpus: int | None = None,
+    knobs: tuple[str, ...] = (),
+) -> SearchSpace:
     """`knobs`: the opt-in knobs the user asked to search as well."""
     first = next(iter_tensors(batch), None)
     cpus = usable_cpus().count if cpus is None else cpus
     cap = max_workers_for(cpus, **({"cap": max_workers} if max_workers else {}))
-    return SearchSpace(max_workers=cap, cuda=device.type == "cuda",
-                       channels_last_ok=first is not None and is_image_batch(first),
-                       opted_in=frozenset(knobs))
+    return SearchSpace(
+        max_workers=cap,
+        cuda=device.type == "cuda",
+        channels_last_ok=first is not None and is_image_batch(first),
+        opted_in=frozenset(knobs),
+    )
 
 
-def tuning_study(options: TuneOptions, workload: dict[str, Any], device: str,
-                 sampler: optuna.samplers.BaseSampler | None = None,
-                 pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+def tuning_study(
+    options: TuneOptions,
+    workload: dict[str, Any],
+    device: str,
+    sampler: optuna.samplers.BaseSampler | None = None,
+    pruner: optuna.pruners.BasePruner | None = None,
+) -> optuna.Study:
     """The study this tuning writes to; by default a seeded TPE sampler and BehindBestPruner."""
     seed = options.seed
     if options.study_name is not None and seed is not None:
         # Processes joining one study must not all propose the same points in the same order.
         seed += process_slot(os.environ)
-    study = open_study(seed=seed, storage=options.storage, study_name=options.study_name,
-                       sampler=sampler, pruner=pruner if pruner is not None else BehindBestPruner())
+    study = open_study(
+        seed=seed,
+        storage=options.storage,
+        study_name=options.study_name,
+        sampler=sampler,
+        pruner=pruner if pruner is not None else BehindBestPruner(),
+    )
     if options.resume is not None:
         check_setup(study, workload, device)
     describe_study(study, workload, device)
@@ -92,5 +110,7 @@ def check_setup(study: optuna.Study, workload: dict[str, Any], device: str) -> N
     current = _flat(workload, device)
     for key in [*current, *(k for k in stored if k not in current)]:  # the workload name first
         if stored.get(key) != current.get(key):
-            raise OptionsError(f"study '{study.study_name}' was measured with {key} {stored.get(key)},"
-                               f" not {current.get(key)}: resume it with the same workload and options")
+            raise OptionsError(
+                f"study '{study.study_name}' was measured with {key} {stored.get(key)},"
+                f" not {current.get(key)}: resume it with the same workload and options"
+            )

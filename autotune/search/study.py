@@ -17,7 +17,7 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
 from autotune.burst.result import BurstResult
-from autotune.search.trial import TrialStatus, Phase, TrialRecord
+from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import LoaderConfig
 
 RDB_SCHEMES = ("sqlite", "postgresql", "mysql", "oracle", "mssql")
@@ -115,25 +115,39 @@ def default_sampler(seed: int | None) -> optuna.samplers.BaseSampler:
     with warnings.catch_warnings():
         # multivariate/group are marked experimental, and are what a conditional space needs.
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True,
-                                          group=True)
+        return optuna.samplers.TPESampler(
+            seed=seed, n_startup_trials=6, multivariate=True, group=True
+        )
 
 
-def open_study(*, seed: int | None, storage: str | Path | None = None,
-               study_name: str | None = None,
-               sampler: optuna.samplers.BaseSampler | None = None,
-               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+def open_study(
+    *,
+    seed: int | None,
+    storage: str | Path | None = None,
+    study_name: str | None = None,
+    sampler: optuna.samplers.BaseSampler | None = None,
+    pruner: optuna.pruners.BasePruner | None = None,
+) -> optuna.Study:
     """`sampler`: by default the seeded TPE sampler of `default_sampler`."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = sampler if sampler is not None else default_sampler(seed)
-    return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner,
-                               storage=make_storage(storage), study_name=study_name,
-                               load_if_exists=True)
+    return optuna.create_study(
+        direction="maximize",
+        sampler=sampler,
+        pruner=pruner,
+        storage=make_storage(storage),
+        study_name=study_name,
+        load_if_exists=True,
+    )
 
 
 def _attrs(record: TrialRecord) -> dict[str, Any]:
-    attrs: dict[str, Any] = {ATTR_CONFIG: record.config.as_dict(), ATTR_NUMBER: record.number,
-                             ATTR_STATUS: record.status, ATTR_PHASE: record.phase}
+    attrs: dict[str, Any] = {
+        ATTR_CONFIG: record.config.as_dict(),
+        ATTR_NUMBER: record.number,
+        ATTR_STATUS: record.status,
+        ATTR_PHASE: record.phase,
+    }
     if record.result is not None:
         attrs[ATTR_RESULT] = record.result.to_dict()
     if record.error is not None:
@@ -151,15 +165,24 @@ def record(trial: optuna.Trial, record: TrialRecord) -> None:
         trial.set_user_attr(key, value)
 
 
-def add_remeasurement(study: optuna.Study, record: TrialRecord, state: optuna.trial.TrialState,
-                      over_ram_mib: float | None) -> None:
+def add_remeasurement(
+    study: optuna.Study,
+    record: TrialRecord,
+    state: optuna.trial.TrialState,
+    over_ram_mib: float | None,
+) -> None:
     """A measurement of an already tried configuration, kept in the study as a finished trial of
     its own (without params: the sampler already knows the point), in `state`."""
     if state != optuna.trial.TrialState.COMPLETE:  # kept for the report, with no value
         study.add_trial(optuna.trial.create_trial(state=state, user_attrs=_attrs(record)))
         return
-    study.add_trial(optuna.trial.create_trial(value=record.samples_per_s, user_attrs=_attrs(record),
-                                              constraints={"ram_mib": over_ram_mib or 0.0}))
+    study.add_trial(
+        optuna.trial.create_trial(
+            value=record.samples_per_s,
+            user_attrs=_attrs(record),
+            constraints={"ram_mib": over_ram_mib or 0.0},
+        )
+    )
 
 
 def describe_study(study: optuna.Study, workload: dict[str, Any], device: str) -> None:
@@ -174,8 +197,11 @@ def trials_of(study: optuna.Study) -> list[TrialRecord]:
     order they ended: a study's own numbering is the order trials were asked for, and a seed
     enqueued early but measured late (or after a resume) would otherwise come first."""
     out: list[TrialRecord] = []
-    finished = [(t.datetime_complete, t) for t in study.get_trials(deepcopy=False)
-                if t.datetime_complete is not None]
+    finished = [
+        (t.datetime_complete, t)
+        for t in study.get_trials(deepcopy=False)
+        if t.datetime_complete is not None
+    ]
     for _, frozen in sorted(finished, key=lambda ended: ended[0]):
         attrs: dict[str, Any] = frozen.user_attrs
         if ATTR_CONFIG not in attrs:
@@ -183,9 +209,19 @@ def trials_of(study: optuna.Study) -> list[TrialRecord]:
         config = LoaderConfig(**attrs[ATTR_CONFIG])
         result = BurstResult.from_dict(attrs[ATTR_RESULT]) if ATTR_RESULT in attrs else None
         complete = frozen.state == optuna.trial.TrialState.COMPLETE and result
-        status = TrialStatus(attrs.get(ATTR_STATUS) or (TrialStatus.OK if complete else TrialStatus.FAILED))
-        out.append(TrialRecord(len(out), config, status, result=result, error=attrs.get(ATTR_ERROR),
-                               traceback=attrs.get(ATTR_TRACEBACK),
-                               phase=Phase(attrs.get(ATTR_PHASE, Phase.SEARCH)),
-                               origin=attrs.get(ATTR_ORIGIN)))
+        status = TrialStatus(
+            attrs.get(ATTR_STATUS) or (TrialStatus.OK if complete else TrialStatus.FAILED)
+        )
+        out.append(
+            TrialRecord(
+                len(out),
+                config,
+                status,
+                result=result,
+                error=attrs.get(ATTR_ERROR),
+                traceback=attrs.get(ATTR_TRACEBACK),
+                phase=Phase(attrs.get(ATTR_PHASE, Phase.SEARCH)),
+                origin=attrs.get(ATTR_ORIGIN),
+            )
+        )
     return out

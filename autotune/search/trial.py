@@ -44,7 +44,7 @@ class TrialRecord:
     traceback: str | None = None  # the whole failure, for the run folder's failures file
     phase: Phase = Phase.SEARCH
     origin: dict[str, Any] | None = None  # where it was measured: node, GPU, Slurm job, CPU budget
-    diagnosis: "Diagnosis | None" = None
+    diagnosis: Diagnosis | None = None
     finished_s: float | None = None  # seconds from the start of tuning to the end of this trial
 
     @property
@@ -82,8 +82,10 @@ def trial_counts(trials: list[TrialRecord]) -> dict[str, int]:
     """How many search trials were measured (skipped ones ran no burst), how many bursts
     re-measured the best few, how many recorded the chosen one's rate, and how many were pruned
     or rejected."""
-    return {"trials": sum(1 for t in trials if t.phase == Phase.SEARCH and t.measured),
-            "remeasured": sum(1 for t in trials if t.phase == Phase.CONFIRM and t.measured),
-            "recorded": sum(1 for t in trials if t.phase == Phase.RECORD and t.measured),
-            "pruned": sum(1 for t in trials if t.status == TrialStatus.PRUNED),
-            "rejected": sum(1 for t in trials if t.status == TrialStatus.REJECTED)}
+    return {
+        "trials": sum(1 for t in trials if t.phase == Phase.SEARCH and t.measured),
+        "remeasured": sum(1 for t in trials if t.phase == Phase.CONFIRM and t.measured),
+        "recorded": sum(1 for t in trials if t.phase == Phase.RECORD and t.measured),
+        "pruned": sum(1 for t in trials if t.status == TrialStatus.PRUNED),
+        "rejected": sum(1 for t in trials if t.status == TrialStatus.REJECTED),
+    }

@@ -42,13 +42,18 @@ from autotune.transfer.device_loader import PhaseHook
 from autotune.workload.base import Workload
 
 State = optuna.trial.TrialState
-STATE_OF = {TrialStatus.OK: State.COMPLETE, TrialStatus.REJECTED: State.COMPLETE,
-            TrialStatus.SKIPPED: State.PRUNED, TrialStatus.PRUNED: State.PRUNED,
-            TrialStatus.FAILED: State.FAIL}
+STATE_OF = {
+    TrialStatus.OK: State.COMPLETE,
+    TrialStatus.REJECTED: State.COMPLETE,
+    TrialStatus.SKIPPED: State.PRUNED,
+    TrialStatus.PRUNED: State.PRUNED,
+    TrialStatus.FAILED: State.FAIL,
+}
 
 
-def tell(study: optuna.Study, trial: optuna.Trial, done: TrialRecord,
-         over_mib: float | None = None) -> None:
+def tell(
+    study: optuna.Study, trial: optuna.Trial, done: TrialRecord, over_mib: float | None = None
+) -> None:
     """Close `trial` with `done`'s outcome (`over_mib`: its peak over the RAM budget)."""
     state = STATE_OF[done.status]
     record(trial, done)
@@ -87,15 +92,29 @@ class Bursts:
     gpu_sampler: NvmlSampler | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.gpu_sampler = (NvmlSampler.for_device(self.device.index or 0)
-                            if self.device.type == "cuda" else None)
+        self.gpu_sampler = (
+            NvmlSampler.for_device(self.device.index or 0) if self.device.type == "cuda" else None
+        )
 
-    def measure(self, config: LoaderConfig, max_seconds: float | None = None,
-                on_progress: ProgressHook | None = None, full_window: bool = False) -> BurstResult:
+    def measure(
+        self,
+        config: LoaderConfig,
+        max_seconds: float | None = None,
+        on_progress: ProgressHook | None = None,
+        full_window: bool = False,
+    ) -> BurstResult:
         settings = self.options.settings(max_seconds, full_window)
-        local = partial(run_burst, self.workload, config, self.device, settings,
-                        usable_cpus=self.cpus, gpu_sampler=self.gpu_sampler, marks=self.marks,
-                        on_progress=on_progress)
+        local = partial(
+            run_burst,
+            self.workload,
+            config,
+            self.device,
+            settings,
+            usable_cpus=self.cpus,
+            gpu_sampler=self.gpu_sampler,
+            marks=self.marks,
+            on_progress=on_progress,
+        )
         return self.ranks.measure(config, settings, local) if self.ranks is not None else local()
 
 
@@ -117,14 +136,18 @@ class TrialRunner:
         """The probes' ceilings: the pruner's reach and the trials' verdicts use them."""
         self.ceilings = ceilings
         if ceilings is not None:
-            self.context = replace(self.context, ceilings=KnownCeilings(
-                device_samples_per_s=ceilings.device_samples_per_s), fetch=ceilings.fetch)
+            self.context = replace(
+                self.context,
+                ceilings=KnownCeilings(device_samples_per_s=ceilings.device_samples_per_s),
+                fetch=ceilings.fetch,
+            )
 
     def all_trials(self) -> list[TrialRecord]:
         return trials_of(self.study) if self.shared else self.trials
 
-    def run(self, config: LoaderConfig, phase: Phase,
-            trial: optuna.Trial | None = None) -> TrialRecord | None:
+    def run(
+        self, config: LoaderConfig, phase: Phase, trial: optuna.Trial | None = None
+    ) -> TrialRecord | None:
         """The trial (of the search when `trial` is given, a re-measurement otherwise): measured,
         failed, pruned, rejected or skipped; None if a stop signal cut its burst short."""
         made = partial(TrialRecord, len(self.trials), config, phase=phase, origin=self.origin)
@@ -146,23 +169,33 @@ class TrialRunner:
             if self.stop.requested:  # e.g. workers ended by the same signal as this process
                 self._abandon(trial)
                 return None
-            return self._keep(trial, made(TrialStatus.FAILED, error=describe_failure(exc),
-                                          traceback=failure_traceback(exc)))
+            return self._keep(
+                trial,
+                made(
+                    TrialStatus.FAILED,
+                    error=describe_failure(exc),
+                    traceback=failure_traceback(exc),
+                ),
+            )
         self.guard.observe(result, main_mib)
         rejection = self.guard.rejection(result)
         if rejection is not None:
             return self._keep(trial, made(TrialStatus.REJECTED, result=result, error=rejection))
-        return self._keep(trial, made(TrialStatus.OK, result=result,
-                                      diagnosis=diagnose(result, self.context)))
+        return self._keep(
+            trial, made(TrialStatus.OK, result=result, diagnosis=diagnose(result, self.context))
+        )
 
     def _burst(self, config: LoaderConfig, trial: optuna.Trial | None, phase: Phase) -> BurstResult:
         window_cap = self.budget.window_cap(self.bursts.options.min_seconds)
         # The record is the recipe's rate: its window runs to its longest, across the convoys of
         # a deep pool and the tail of slow items, not only until its two halves first agree.
         with self.stop.interruptible():
-            return self.bursts.measure(config, max_seconds=window_cap,
-                                       on_progress=self._prune_hook(trial, window_cap),
-                                       full_window=phase == Phase.RECORD)
+            return self.bursts.measure(
+                config,
+                max_seconds=window_cap,
+                on_progress=self._prune_hook(trial, window_cap),
+                full_window=phase == Phase.RECORD,
+            )
 
     def _prune_hook(self, trial: optuna.Trial | None, window_cap: float) -> PruneHook | None:
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.
@@ -186,8 +219,11 @@ class TrialRunner:
         """Persist the trial in the study as it ends (nothing measured is lost to a crash): as
         `trial`'s outcome in the search, as a re-measurement of its own otherwise."""
         done.finished_s = self.budget.elapsed()
-        over_mib = (done.result.host.peak_pss_mib - self.guard.budget_mib
-                    if done.result is not None else None)
+        over_mib = (
+            done.result.host.peak_pss_mib - self.guard.budget_mib
+            if done.result is not None
+            else None
+        )
         if trial is None:
             keep_remeasurement(self.study, done, over_mib)
         else:
@@ -200,5 +236,10 @@ class TrialRunner:
 
     def progress(self, last: TrialRecord | None) -> TuningProgress:
         best = pick_best(self.trials)
-        return TuningProgress(len(self.trials), self.budget.elapsed(), self.budget.budget_s,
-                              best.samples_per_s if best else None, last)
+        return TuningProgress(
+            len(self.trials),
+            self.budget.elapsed(),
+            self.budget.budget_s,
+            best.samples_per_s if best else None,
+            last,
+        )

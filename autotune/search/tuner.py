@@ -26,15 +26,22 @@ from autotune.search.guard import MemoryGuard, default_ram_budget_mib
 from autotune.search.interrupt import StopRequested, StopSignals
 from autotune.search.ledger import StudyLedger
 from autotune.search.options import TuneOptions
-from autotune.search.phases import (confirm, loader_ceiling_at, loader_probe_s, probe, search,
-                                     stage_profile, stage_reserve)
+from autotune.search.phases import (
+    confirm,
+    loader_ceiling_at,
+    loader_probe_s,
+    probe,
+    search,
+    stage_profile,
+    stage_reserve,
+)
 from autotune.search.record import record
 from autotune.search.result import TuneResult, TuningProgress
+from autotune.search.search_range import SearchRange
 from autotune.search.setup import batch_mib, build_space, probe_batch, tuning_study
 from autotune.search.study import claim_lock, trials_of
 from autotune.search.trial import TrialRecord
 from autotune.search.trial_runner import Bursts, TrialRunner
-from autotune.search.search_range import SearchRange
 from autotune.space.cpus import usable_cpus
 from autotune.transfer.device_loader import PhaseHook
 from autotune.workload.accelerator import with_target_rate
@@ -47,11 +54,17 @@ class Tuner:
     BehindBestPruner; `ranks` and `marks` go to every burst, `on_trial` gets each trial's
     progress."""
 
-    def __init__(self, workload: Workload, options: TuneOptions,
-                 on_trial: Callable[[TuningProgress], None] | None = None, ranks: RankGroup | None = None,
-                 marks: PhaseHook | None = None, stop: StopSignals | None = None,
-                 sampler: optuna.samplers.BaseSampler | None = None,
-                 pruner: optuna.pruners.BasePruner | None = None):
+    def __init__(
+        self,
+        workload: Workload,
+        options: TuneOptions,
+        on_trial: Callable[[TuningProgress], None] | None = None,
+        ranks: RankGroup | None = None,
+        marks: PhaseHook | None = None,
+        stop: StopSignals | None = None,
+        sampler: optuna.samplers.BaseSampler | None = None,
+        pruner: optuna.pruners.BasePruner | None = None,
+    ):
         budget = Budget(options.budget_s)  # covers the probes and study set-up too
         if options.stages:
             budget.hold(stage_reserve(options.budget_s))
@@ -63,7 +76,9 @@ class Tuner:
         with self.stop.interruptible():
             self.batch = probe_batch(workload, options.burst.time_limit)  # kept for the probes
         self.space = build_space(self.batch, device, options.max_workers, cpus, options.knobs)
-        guard = MemoryGuard(options.ram_budget_mib or default_ram_budget_mib(), batch_mib(self.batch))
+        guard = MemoryGuard(
+            options.ram_budget_mib or default_ram_budget_mib(), batch_mib(self.batch)
+        )
         self.study = tuning_study(options, workload.describe(), str(device), sampler, pruner)
         self.ledger = StudyLedger(self.study, claim_lock(options.storage))
         # Resuming: the trials measured before count as this tuning's own (numbering, --trials).
@@ -72,12 +87,22 @@ class Tuner:
         budget.count(trials)
         self.bursts = Bursts(workload, device, options.burst, cpus, marks, ranks)
         self.runner = TrialRunner(
-            self.study, self.bursts, guard, budget, self.stop,
-            Context(usable_cpus=cpus, max_workers=self.space.max_workers,
-                    target_rate=options.target_rate),
+            self.study,
+            self.bursts,
+            guard,
+            budget,
+            self.stop,
+            Context(
+                usable_cpus=cpus,
+                max_workers=self.space.max_workers,
+                target_rate=options.target_rate,
+            ),
             # Collected now, inside the budget: the first collection imports torchvision (seconds).
             origin=environment.collect(device, ranks=options.ranks_per_node),
-            trials=trials, on_trial=on_trial, shared=options.study_name is not None)
+            trials=trials,
+            on_trial=on_trial,
+            shared=options.study_name is not None,
+        )
         self.stop_reason = ""  # why the search phase ended
         self.workers = SearchRange.of(self.space, options.max_workers)
 
@@ -109,8 +134,12 @@ class Tuner:
             chosen = pick(self.runner.all_trials()).choice
             if chosen is not None:
                 config = chosen.chosen.config
-                record(self.runner, config, chosen.record_noise_cv,
-                       after_s=loader_probe_s(ceilings, config.num_workers))
+                record(
+                    self.runner,
+                    config,
+                    chosen.record_noise_cv,
+                    after_s=loader_probe_s(ceilings, config.num_workers),
+                )
         return self._result()
 
     def _probe(self) -> Ceilings | None:
@@ -118,11 +147,18 @@ class Tuner:
         return probe(self.runner, batch, self.space)
 
     def _search(self, ceilings: Ceilings | None) -> None:
-        self.stop_reason = search(self.runner, self.ledger, self.workers, ceilings,
-                                  self.options.max_trials, self.options.early_stop)
+        self.stop_reason = search(
+            self.runner,
+            self.ledger,
+            self.workers,
+            ceilings,
+            self.options.max_trials,
+            self.options.early_stop,
+        )
         self.space = self.workers.space
-        self.runner.context = replace(self.runner.context, max_workers=self.space.max_workers,
-                                      range_stop=self.workers.stop)
+        self.runner.context = replace(
+            self.runner.context, max_workers=self.space.max_workers, range_stop=self.workers.stop
+        )
 
     def _result(self) -> TuneResult:
         runner, ceilings = self.runner, self.runner.ceilings
@@ -134,15 +170,35 @@ class Tuner:
         if self.options.stages and outcome.choice is not None:
             stages = stage_profile(runner, outcome.choice.chosen.config)
         elapsed = runner.budget.elapsed()
-        assemble(outcome, runner.context, workload=self.workload.describe(), device=self.device,
-                 ceilings=ceilings, stages=stages, tuning_s=round(elapsed, 1),
-                 target_rate_samples_per_s=self.options.target_rate,
-                 ram_budget_mib=round(runner.guard.budget_mib, 1), stop_reason=self.stop_reason,
-                 not_searched=self.space.left_out() or None,
-                 max_workers_searched=self.space.max_workers,
-                 worker_range_grown_from=self.workers.grown_from, worker_range_stop=self.workers.stop)
+        assemble(
+            outcome,
+            runner.context,
+            workload=self.workload.describe(),
+            device=self.device,
+            ceilings=ceilings,
+            stages=stages,
+            tuning_s=round(elapsed, 1),
+            target_rate_samples_per_s=self.options.target_rate,
+            ram_budget_mib=round(runner.guard.budget_mib, 1),
+            stop_reason=self.stop_reason,
+            not_searched=self.space.left_out() or None,
+            max_workers_searched=self.space.max_workers,
+            worker_range_grown_from=self.workers.grown_from,
+            worker_range_stop=self.workers.stop,
+        )
         assert outcome.context is not None  # assemble sets it
-        return TuneResult(outcome.recipe, outcome.trials, outcome.best, outcome.baseline,
-                          self.workload, self.device, elapsed, outcome.context,
-                          interrupted=self.stop.name or None, ceilings=ceilings,
-                          choice=outcome.choice, stop_reason=self.stop_reason, stages=stages)
+        return TuneResult(
+            outcome.recipe,
+            outcome.trials,
+            outcome.best,
+            outcome.baseline,
+            self.workload,
+            self.device,
+            elapsed,
+            outcome.context,
+            interrupted=self.stop.name or None,
+            ceilings=ceilings,
+            choice=outcome.choice,
+            stop_reason=self.stop_reason,
+            stages=stages,
+        )

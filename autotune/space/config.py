@@ -67,7 +67,11 @@ class LoaderConfig:
     @property
     def effective_prefetch_factor(self) -> int:
         """Batches each worker keeps in flight (torch's default is 2)."""
-        return 0 if self.num_workers == 0 else BY_NAME["prefetch_factor"].effective(self.prefetch_factor)
+        return (
+            0
+            if self.num_workers == 0
+            else BY_NAME["prefetch_factor"].effective(self.prefetch_factor)
+        )
 
     @property
     def prefetch_depth(self) -> int:
@@ -119,4 +123,3 @@ def _parse_token(token: str) -> tuple[Knob, Any]:
 
 
 PYTORCH_DEFAULTS = LoaderConfig()
-

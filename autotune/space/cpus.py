@@ -53,8 +53,12 @@ def _share(cpus: int, ranks: int) -> int:
     return max(1, cpus // ranks)
 
 
-def usable_cpus(environ: Mapping[str, str] | None = None, *, ranks: int | None = None,
-                affinity: int | None = None) -> CpuBudget:
+def usable_cpus(
+    environ: Mapping[str, str] | None = None,
+    *,
+    ranks: int | None = None,
+    affinity: int | None = None,
+) -> CpuBudget:
     """The CPU budget of one rank. `ranks` overrides the number of ranks found in the environment
     (LOCAL_WORLD_SIZE, Slurm's tasks per node, Slurm's GPUs on the node)."""
     env = os.environ if environ is None else environ
@@ -69,8 +73,10 @@ def usable_cpus(environ: Mapping[str, str] | None = None, *, ranks: int | None =
         # Ranks beyond the node's Slurm tasks were started inside a task and share its CPUs.
         per_task = max(1, math.ceil(rank_count / alloc.tasks_on_node))
         limits.append((_share(task.count, per_task), task.variable))
-        derivation.append(f"{task.text}: {_n(task.count, 'CPU')} per Slurm task"
-                          + (f" / {per_task} ranks in it" if per_task > 1 else ""))
+        derivation.append(
+            f"{task.text}: {_n(task.count, 'CPU')} per Slurm task"
+            + (f" / {per_task} ranks in it" if per_task > 1 else "")
+        )
         # An affinity mask no wider than the task's CPUs was set for this task (Slurm's binding):
         # only the ranks inside the task share it. A wider one is the node's, shared by all ranks.
         affinity_sharers = per_task if affinity <= task.count else rank_count

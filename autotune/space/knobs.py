@@ -49,8 +49,11 @@ class Facts:
     image_batch: bool
 
     def meets(self, need: Needs) -> bool:
-        return {Needs.WORKERS: self.workers, Needs.CUDA: self.cuda,
-                Needs.IMAGE_BATCH: self.image_batch}[need]
+        return {
+            Needs.WORKERS: self.workers,
+            Needs.CUDA: self.cuda,
+            Needs.IMAGE_BATCH: self.image_batch,
+        }[need]
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,10 @@ class Knob:
     header: str  # the report table's column
     short: str  # label token: the prefix of a count ('w' -> 'w4'), the name of a flag that is set
     doc: str  # one line, for the recipe's schema
-    values: tuple[Any, ...] = (False, True)  # what the search tries (num_workers: the space's range)
+    values: tuple[Any, ...] = (
+        False,
+        True,
+    )  # what the search tries (num_workers: the space's range)
     needs: tuple[Needs, ...] = ()
     minimum: int | None = None  # a count's smallest valid value
     implied: Any = None  # the value torch uses when `default` is None
@@ -94,7 +100,11 @@ class Knob:
 
     def label(self, value: Any) -> str | None:
         if self.kind is Kind.COUNT:
-            return None if value is None and self.implied is None else f"{self.short}{self.effective(value)}"
+            return (
+                None
+                if value is None and self.implied is None
+                else f"{self.short}{self.effective(value)}"
+            )
         if self.kind is Kind.CHOICE:
             return None if value == self.default else str(value)
         return self.short if value != self.default else None
@@ -104,40 +114,122 @@ class Knob:
 START_METHODS: tuple[str, ...] = tuple(multiprocessing.get_all_start_methods())
 
 KNOBS: tuple[Knob, ...] = (
-    Knob("num_workers", Target.DATALOADER, Kind.COUNT, 0, "workers", "w",
-         "worker processes loading batches (0: the main process loads them)",
-         values=(), minimum=0, cost_rank=0, cost=float),
-    Knob("pin_memory", Target.DATALOADER, Kind.FLAG, False, "pin", "pin",
-         "collate batches into page-locked memory, for faster and asynchronous copies to the GPU",
-         needs=(Needs.CUDA,), cost_rank=3),
-    Knob("prefetch_factor", Target.DATALOADER, Kind.COUNT, None, "prefetch", "pf",
-         "batches each worker loads ahead (torch's default: 2)",
-         values=(1, 2, 4, 8), needs=(Needs.WORKERS,), minimum=1, implied=2, cost_rank=1, cost=float),
-    Knob("persistent_workers", Target.DATALOADER, Kind.FLAG, False, "persist", "persist",
-         "keep the workers alive between epochs", needs=(Needs.WORKERS,)),
-    Knob("non_blocking", Target.TRANSFER, Kind.FLAG, False, "non_block", "nb",
-         "copy host-to-device asynchronously (Tensor.to(non_blocking=True))", needs=(Needs.CUDA,)),
-    Knob("channels_last", Target.TRANSFER, Kind.FLAG, False, "ch_last", "cl",
-         "convert 4-D image batches to the channels-last memory format on the device",
-         needs=(Needs.IMAGE_BATCH,)),
-    Knob("side_stream_prefetch", Target.TRANSFER, Kind.FLAG, False, "stream", "stream",
-         "copy the next batch on a side CUDA stream while the current one computes",
-         needs=(Needs.CUDA,)),
+    Knob(
+        "num_workers",
+        Target.DATALOADER,
+        Kind.COUNT,
+        0,
+        "workers",
+        "w",
+        "worker processes loading batches (0: the main process loads them)",
+        values=(),
+        minimum=0,
+        cost_rank=0,
+        cost=float,
+    ),
+    Knob(
+        "pin_memory",
+        Target.DATALOADER,
+        Kind.FLAG,
+        False,
+        "pin",
+        "pin",
+        "collate batches into page-locked memory, for faster and asynchronous copies to the GPU",
+        needs=(Needs.CUDA,),
+        cost_rank=3,
+    ),
+    Knob(
+        "prefetch_factor",
+        Target.DATALOADER,
+        Kind.COUNT,
+        None,
+        "prefetch",
+        "pf",
+        "batches each worker loads ahead (torch's default: 2)",
+        values=(1, 2, 4, 8),
+        needs=(Needs.WORKERS,),
+        minimum=1,
+        implied=2,
+        cost_rank=1,
+        cost=float,
+    ),
+    Knob(
+        "persistent_workers",
+        Target.DATALOADER,
+        Kind.FLAG,
+        False,
+        "persist",
+        "persist",
+        "keep the workers alive between epochs",
+        needs=(Needs.WORKERS,),
+    ),
+    Knob(
+        "non_blocking",
+        Target.TRANSFER,
+        Kind.FLAG,
+        False,
+        "non_block",
+        "nb",
+        "copy host-to-device asynchronously (Tensor.to(non_blocking=True))",
+        needs=(Needs.CUDA,),
+    ),
+    Knob(
+        "channels_last",
+        Target.TRANSFER,
+        Kind.FLAG,
+        False,
+        "ch_last",
+        "cl",
+        "convert 4-D image batches to the channels-last memory format on the device",
+        needs=(Needs.IMAGE_BATCH,),
+    ),
+    Knob(
+        "side_stream_prefetch",
+        Target.TRANSFER,
+        Kind.FLAG,
+        False,
+        "stream",
+        "stream",
+        "copy the next batch on a side CUDA stream while the current one computes",
+        needs=(Needs.CUDA,),
+    ),
     # New knobs go last: LoaderConfig's positional order stays what it was.
-    Knob("in_order", Target.DATALOADER, Kind.FLAG, True, "in_order", "unordered",
-         "deliver batches in sampler order; false hands out whichever batch is ready first, so one"
-         " slow item does not hold back the rest (the batch order then varies from run to run)",
-         needs=(Needs.WORKERS,), cost_rank=4, cost=lambda ordered: not ordered, omit_default=True,
-         min_torch="2.6", opt_in=True),
+    Knob(
+        "in_order",
+        Target.DATALOADER,
+        Kind.FLAG,
+        True,
+        "in_order",
+        "unordered",
+        "deliver batches in sampler order; false hands out whichever batch is ready first, so one"
+        " slow item does not hold back the rest (the batch order then varies from run to run)",
+        needs=(Needs.WORKERS,),
+        cost_rank=4,
+        cost=lambda ordered: not ordered,
+        omit_default=True,
+        min_torch="2.6",
+        opt_in=True,
+    ),
     # A worker's start method: fork is quick to start and shares the parent's pages; forkserver and
     # spawn start each worker from a fresh interpreter (slower to start, more memory, the dataset
     # must pickle, and workers do not see state the main process set up after import).
-    Knob("multiprocessing_context", Target.DATALOADER, Kind.CHOICE, None, "mp_context", "",
-         "how worker processes start: fork, forkserver or spawn (torch's default: the platform's,"
-         " fork on Linux before Python 3.14)",
-         # None is the platform's default (the first start method); the search tries the others.
-         values=(None, *START_METHODS[1:]), choices=START_METHODS, needs=(Needs.WORKERS,),
-         cost_rank=5, cost=lambda method: float(method not in (None, START_METHODS[0])), opt_in=True),
+    Knob(
+        "multiprocessing_context",
+        Target.DATALOADER,
+        Kind.CHOICE,
+        None,
+        "mp_context",
+        "",
+        "how worker processes start: fork, forkserver or spawn (torch's default: the platform's,"
+        " fork on Linux before Python 3.14)",
+        # None is the platform's default (the first start method); the search tries the others.
+        values=(None, *START_METHODS[1:]),
+        choices=START_METHODS,
+        needs=(Needs.WORKERS,),
+        cost_rank=5,
+        cost=lambda method: float(method not in (None, START_METHODS[0])),
+        opt_in=True,
+    ),
 )
 BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
 # The measured peak RAM of a configuration ranks here among the knobs' costs: after workers and

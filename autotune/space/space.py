@@ -44,7 +44,9 @@ class SearchSpace:
     def left_out(self) -> dict[str, str]:
         """Each knob this space does not search, with why: what it needs that is missing here,
         a torch too old for it, or an opt-in knob nobody asked for."""
-        facts = Facts(workers=self.max_workers > 0, cuda=self.cuda, image_batch=self.channels_last_ok)
+        facts = Facts(
+            workers=self.max_workers > 0, cuda=self.cuda, image_batch=self.channels_last_ok
+        )
         out = {}
         for knob in KNOBS:
             missing = [need for need in knob.needs if not facts.meets(need)]
@@ -74,8 +76,11 @@ class SearchSpace:
 
     def params(self, config: LoaderConfig) -> dict[str, Any]:
         """The optuna params `suggest` would ask for to produce `config` (for enqueue_trial)."""
-        return {k.name: k.effective(getattr(config, k.name)) for k in KNOBS
-                if k is WORKERS or self.applies(k, config.num_workers)}
+        return {
+            k.name: k.effective(getattr(config, k.name))
+            for k in KNOBS
+            if k is WORKERS or self.applies(k, config.num_workers)
+        }
 
     def grid(self, workers: list[int] | None = None) -> Iterator[LoaderConfig]:
         """Every valid point (optionally over a subset of worker counts): the exhaustive baseline,
@@ -85,7 +90,9 @@ class SearchSpace:
         for w in workers if workers is not None else self.values(WORKERS):
             choices = [self.values(k) if self.applies(k, w) else (k.default,) for k in others]
             for combo in itertools.product(*choices):
-                yield LoaderConfig(num_workers=w, **{k.name: v for k, v in zip(others, combo, strict=True)})
+                yield LoaderConfig(
+                    num_workers=w, **{k.name: v for k, v in zip(others, combo, strict=True)}
+                )
 
     def nearest_first(self, config: LoaderConfig) -> list[LoaderConfig]:
         """Every valid point, the closest to `config` first: fewest workers apart, then fewest
@@ -95,4 +102,5 @@ class SearchSpace:
         def distance(other: LoaderConfig) -> tuple[int, int]:
             changed = sum(getattr(other, k) != getattr(config, k) for k in others)
             return abs(other.num_workers - config.num_workers), changed
+
         return sorted(self.grid(), key=distance)

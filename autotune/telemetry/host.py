@@ -68,8 +68,9 @@ class HostSampler(PeriodicSampler):
         full = self._count % self.PSS_EVERY == 0 or self._stop.is_set()  # set: the final sample
         self._count += 1
         try:
-            procs = [self.process] + [p for p in self.process.children(recursive=True)
-                                      if self._counted(p)]
+            procs = [self.process] + [
+                p for p in self.process.children(recursive=True) if self._counted(p)
+            ]
         except psutil.Error:
             return
         rss = pss = 0
@@ -88,7 +89,9 @@ class HostSampler(PeriodicSampler):
             alive += 1
             cpu = times.user + times.system
             # Workers started mid-window count from zero; those alive at start count the delta.
-            self._first_cpu.setdefault(proc.pid, cpu if not self._t0 or proc is self.process else 0.0)
+            self._first_cpu.setdefault(
+                proc.pid, cpu if not self._t0 or proc is self.process else 0.0
+            )
             self._last_cpu[proc.pid] = cpu
         self.peak_rss = max(self.peak_rss, rss)
         self.peak_pss = max(self.peak_pss, pss)
@@ -109,9 +112,14 @@ class HostSampler(PeriodicSampler):
         system = None
         if self._system_start is not None and end is not None and end[1] > self._system_start[1]:
             system = 100.0 * (end[0] - self._system_start[0]) / (end[1] - self._system_start[1])
-        return HostStats(cpu_pct=100.0 * cores / self.usable_cpus, cpu_cores_used=cores,
-                         peak_rss_mib=self.peak_rss / MIB, peak_pss_mib=self.peak_pss / MIB,
-                         peak_workers=self.peak_workers, system_cpu_pct=system)
+        return HostStats(
+            cpu_pct=100.0 * cores / self.usable_cpus,
+            cpu_cores_used=cores,
+            peak_rss_mib=self.peak_rss / MIB,
+            peak_pss_mib=self.peak_pss / MIB,
+            peak_workers=self.peak_workers,
+            system_cpu_pct=system,
+        )
 
 
 def _system_busy() -> tuple[float, float] | None:
@@ -127,7 +135,9 @@ def _system_busy() -> tuple[float, float] | None:
             times = per_cpu[index]
             idle = times.idle + getattr(times, "iowait", 0.0)
             # guest time is already inside user time on Linux
-            cpu_total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+            cpu_total = (
+                sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+            )
             busy += cpu_total - idle
             total += cpu_total
     return (busy, total) if total > 0 else None

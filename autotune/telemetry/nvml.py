@@ -49,8 +49,13 @@ def list_gpus(nvml: ModuleType | None = None) -> list[dict[str, Any]]:
     for index in range(nvml.nvmlDeviceGetCount()):
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
         memory = nvml.nvmlDeviceGetMemoryInfo(handle)
-        gpus.append({"index": index, "name": _text(nvml.nvmlDeviceGetName(handle)),
-                     "memory_total_mib": round(memory.total / MIB)})
+        gpus.append(
+            {
+                "index": index,
+                "name": _text(nvml.nvmlDeviceGetName(handle)),
+                "memory_total_mib": round(memory.total / MIB),
+            }
+        )
     return gpus
 
 
@@ -78,7 +83,7 @@ class NvmlSampler(PeriodicSampler):
         self.mem_peak = 0
 
     @classmethod
-    def for_device(cls, device_index: int, nvml: ModuleType | None = None) -> "NvmlSampler | None":
+    def for_device(cls, device_index: int, nvml: ModuleType | None = None) -> NvmlSampler | None:
         nvml = nvml if nvml is not None else load_nvml()
         if nvml is None:
             return None
@@ -105,5 +110,9 @@ class NvmlSampler(PeriodicSampler):
         self.halt()
         if not self.util:
             return None
-        return GpuStats(util_mean_pct=sum(self.util) / len(self.util), util_samples=len(self.util),
-                        mem_peak_mib=self.mem_peak / MIB, name=self.name)
+        return GpuStats(
+            util_mean_pct=sum(self.util) / len(self.util),
+            util_samples=len(self.util),
+            mem_peak_mib=self.mem_peak / MIB,
+            name=self.name,
+        )

@@ -17,7 +17,9 @@ import torch
 PHASES = ("wait", "copy", "compute")
 
 
-def stack_phases(*hooks: Callable[[str], ContextManager[Any]]) -> Callable[[str], ContextManager[Any]]:
+def stack_phases(
+    *hooks: Callable[[str], ContextManager[Any]],
+) -> Callable[[str], ContextManager[Any]]:
     """One phase hook that enters each of `hooks` in order (e.g. an NVTX range around a timer)."""
 
     @contextlib.contextmanager

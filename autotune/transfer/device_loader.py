@@ -25,9 +25,16 @@ def _no_phase(_name: str) -> ContextManager[Any]:
 
 
 class DeviceLoader:
-    def __init__(self, loader: Iterable, device: torch.device | str = "cpu", *,
-                 non_blocking: bool = False, channels_last: bool = False,
-                 side_stream_prefetch: bool = False, phase: PhaseHook = _no_phase):
+    def __init__(
+        self,
+        loader: Iterable,
+        device: torch.device | str = "cpu",
+        *,
+        non_blocking: bool = False,
+        channels_last: bool = False,
+        side_stream_prefetch: bool = False,
+        phase: PhaseHook = _no_phase,
+    ):
         self.loader = loader
         self.device = torch.device(device)
         self.non_blocking = non_blocking
@@ -65,7 +72,9 @@ class DeviceLoader:
 
     def __iter__(self) -> Iterator[Any]:
         stream = self.stream
-        stream_context = partial(torch.cuda.stream, stream) if stream is not None else contextlib.suppress
+        stream_context = (
+            partial(torch.cuda.stream, stream) if stream is not None else contextlib.suppress
+        )
         batches = self.iterator = iter(self.loader)
         pending = None
         while True:

@@ -46,8 +46,9 @@ def is_image_batch(tensor: torch.Tensor) -> bool:
     return tensor.dim() == 4 and tensor.is_floating_point()
 
 
-def move_to_device(batch: Any, device: torch.device | str, non_blocking: bool = False,
-                   channels_last: bool = False) -> Any:
+def move_to_device(
+    batch: Any, device: torch.device | str, non_blocking: bool = False, channels_last: bool = False
+) -> Any:
     def move(t: torch.Tensor) -> torch.Tensor:
         t = t.to(device, non_blocking=non_blocking)
         if channels_last and is_image_batch(t):

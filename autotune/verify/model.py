@@ -34,7 +34,9 @@ class VerifiedConfig(BaseModel):
         return 100 * (self.recorded_samples_per_s - self.median) / self.median
 
     @classmethod
-    def from_summary(cls, role: str, summary: SteadySummary, recorded: float | None) -> "VerifiedConfig":
+    def from_summary(
+        cls, role: str, summary: SteadySummary, recorded: float | None
+    ) -> VerifiedConfig:
         return cls(role=role, recorded_samples_per_s=recorded, **summary.as_dict())
 
 
@@ -65,15 +67,22 @@ class Verification(BaseModel):
     @property
     def within_target(self) -> bool | None:
         """None where there is no difference to judge (nothing recorded, or nothing verified)."""
-        return None if self.difference_pct is None else abs(self.difference_pct) <= MAX_DIFFERENCE_PCT
+        return (
+            None if self.difference_pct is None else abs(self.difference_pct) <= MAX_DIFFERENCE_PCT
+        )
 
     def _difference(self) -> str:
         if self.difference_pct is None:
             return "n/a (recorded vs verified: nothing to compare)"
-        own = ("" if self.recorded_error_pct is None
-               else f"; the recipe stated ±{self.recorded_error_pct:g}% from burst noise")
-        return (f"{self.difference_pct:+.1f}% (recorded vs verified;"
-                f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%{own})")
+        own = (
+            ""
+            if self.recorded_error_pct is None
+            else f"; the recipe stated ±{self.recorded_error_pct:g}% from burst noise"
+        )
+        return (
+            f"{self.difference_pct:+.1f}% (recorded vs verified;"
+            f" {'within' if self.within_target else 'outside'} ±{MAX_DIFFERENCE_PCT:g}%{own})"
+        )
 
     def summary_lines(self) -> list[str]:
         t = self.tuned
@@ -88,8 +97,10 @@ class Verification(BaseModel):
         if self.defaults is not None:
             d = self.defaults
             rounds = ", ".join(f"{r:.1f}" for r in d.samples_per_s)
-            lines.append(f"defaults:  {d.median:.1f} samples/s verified ({rounds})"
-                         + (f", {d.recorded_samples_per_s:.1f} recorded" if d.recorded_samples_per_s else ""))
+            lines.append(
+                f"defaults:  {d.median:.1f} samples/s verified ({rounds})"
+                + (f", {d.recorded_samples_per_s:.1f} recorded" if d.recorded_samples_per_s else "")
+            )
         if self.verified_speedup is not None:
             recorded = f" (recorded {self.recorded_speedup:.2f}x)" if self.recorded_speedup else ""
             lines.append(f"speed-up:  {self.verified_speedup:.2f}x verified{recorded}")
@@ -97,28 +108,41 @@ class Verification(BaseModel):
         return lines
 
     def to_markdown(self) -> str:
-        rows = ["| configuration | role | samples/s per round | verified (median) | recorded |"
-                " recorded vs verified |", "|---|---|---|---:|---:|---:|"]
+        rows = [
+            "| configuration | role | samples/s per round | verified (median) | recorded |"
+            " recorded vs verified |",
+            "|---|---|---|---:|---:|---:|",
+        ]
         for c in (self.tuned, self.defaults):
             if c is None:
                 continue
             diff = c.difference_pct
-            rows.append(f"| {c.label} | {c.role} | {', '.join(f'{r:.1f}' for r in c.samples_per_s)} |"
-                        f" {c.median:.1f} |"
-                        f" {_rate(c.recorded_samples_per_s)} |"
-                        f" {'n/a' if diff is None else f'{diff:+.1f}%'} |")
-        speedup = ("n/a" if self.verified_speedup is None else f"{self.verified_speedup:.2f}x"
-                   + (f" (recorded {self.recorded_speedup:.2f}x)" if self.recorded_speedup else ""))
+            rows.append(
+                f"| {c.label} | {c.role} | {', '.join(f'{r:.1f}' for r in c.samples_per_s)} |"
+                f" {c.median:.1f} |"
+                f" {_rate(c.recorded_samples_per_s)} |"
+                f" {'n/a' if diff is None else f'{diff:+.1f}%'} |"
+            )
+        speedup = (
+            "n/a"
+            if self.verified_speedup is None
+            else f"{self.verified_speedup:.2f}x"
+            + (f" (recorded {self.recorded_speedup:.2f}x)" if self.recorded_speedup else "")
+        )
         parts = [
-            f"# autotune verify: {self.workload_name or self.workload}", "",
+            f"# autotune verify: {self.workload_name or self.workload}",
+            "",
             f"Recipe `{self.recipe or '(in memory)'}`, workload `{self.workload}`, on {self.device}"
-            f" with {self.usable_cpus} usable CPUs; {self.created:%Y-%m-%d %H:%M} UTC.", "",
+            f" with {self.usable_cpus} usable CPUs; {self.created:%Y-%m-%d %H:%M} UTC.",
+            "",
             f"- recorded: **{_rate(self.recorded_samples_per_s)}** samples/s",
             f"- verified: **{self.verified_samples_per_s:.1f}** samples/s (median of {self.rounds}"
             f" rounds)",
             f"- difference: **{self._difference()}** (target ±{MAX_DIFFERENCE_PCT:g}%)",
-            f"- verified speed-up over PyTorch's defaults: **{speedup}**", "",
-            *rows, "",
+            f"- verified speed-up over PyTorch's defaults: **{speedup}**",
+            "",
+            *rows,
+            "",
             "How it was measured: a plain training loop, not autotune's burst runner — the"
             " DataLoader with the configuration, its batches moved with the transfer knobs,"
             " the workload's step; epochs re-iterated as training does. Each measurement"

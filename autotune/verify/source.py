@@ -56,8 +56,10 @@ def locate(path: str | Path) -> Located:
     if given.is_dir():
         recipe = given / RECIPE_FILE
         if not recipe.is_file():
-            raise RecipeError(f"{given} holds no {RECIPE_FILE}: give a run folder written by"
-                              " `autotune tune` (results/runs/DATE-WORKLOAD) or a recipe file")
+            raise RecipeError(
+                f"{given} holds no {RECIPE_FILE}: give a run folder written by"
+                " `autotune tune` (results/runs/DATE-WORKLOAD) or a recipe file"
+            )
         return Located(recipe, given, VERIFY_STEM)
     if not given.exists():
         raise RecipeError(f"{given}: no such recipe file or run folder")
@@ -76,15 +78,21 @@ def recorded_spec(recipe: Recipe) -> str | None:
 
 def _no_spec_error(recipe: Recipe, shown: str) -> WorkloadError:
     name = recipe.workload.get("name")
-    hint = (f" (its workload is named {name!r}: pass `{name}` if it is that built-in)"
-            if isinstance(name, str) and name in BUILTINS else "")
-    return WorkloadError(f"{shown} does not record how its workload was built (tuned from Python,"
-                         f" or by an older autotune){hint}: pass the workload, e.g."
-                         f" `autotune verify {shown} my_project/train.py:make_workload`")
+    hint = (
+        f" (its workload is named {name!r}: pass `{name}` if it is that built-in)"
+        if isinstance(name, str) and name in BUILTINS
+        else ""
+    )
+    return WorkloadError(
+        f"{shown} does not record how its workload was built (tuned from Python,"
+        f" or by an older autotune){hint}: pass the workload, e.g."
+        f" `autotune verify {shown} my_project/train.py:make_workload`"
+    )
 
 
-def rebuild_workload(recipe: Recipe, spec: str | None = None, *, device: str = "auto",
-                     shown: str = "the recipe") -> tuple[Workload, str]:
+def rebuild_workload(
+    recipe: Recipe, spec: str | None = None, *, device: str = "auto", shown: str = "the recipe"
+) -> tuple[Workload, str]:
     """The workload the recipe was tuned on (or `spec`, which overrides it), with the simulated
     accelerator of a --target-rate tuning put back. Returns it and the spec it was built from."""
     use = spec or recorded_spec(recipe)
@@ -109,9 +117,13 @@ def differences(recipe: Recipe, workload: Workload) -> list[str]:
     now = workload.describe()
     for key in ("name", "batch_size", "dataset_length"):
         if key in recorded and recorded[key] != now.get(key):
-            notes.append(f"the workload's {key} is {now.get(key)!r} here, {recorded[key]!r} in the recipe")
+            notes.append(
+                f"the workload's {key} is {now.get(key)!r} here, {recorded[key]!r} in the recipe"
+            )
     env = recipe.environment
     if (env.get("ranks_per_node") or 1) > 1:
-        notes.append(f"the recipe was measured with {env['ranks_per_node']} ranks per node (its rate"
-                     " is the slowest rank's); this measures one process")
+        notes.append(
+            f"the recipe was measured with {env['ranks_per_node']} ranks per node (its rate"
+            " is the slowest rank's); this measures one process"
+        )
     return notes

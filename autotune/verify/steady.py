@@ -80,8 +80,13 @@ def synchronize(device: torch.device) -> None:
 
 
 @contextlib.contextmanager
-def training_feed(make_loader: Callable[[], Any], device: torch.device, transfer: dict[str, Any],
-                  limit_s: float, what: str) -> Iterator[tuple[Any, Iterator[Any], Epochs]]:
+def training_feed(
+    make_loader: Callable[[], Any],
+    device: torch.device,
+    transfer: dict[str, Any],
+    limit_s: float,
+    what: str,
+) -> Iterator[tuple[Any, Iterator[Any], Epochs]]:
     """(loader, its batches, their epochs) for the plain loop: the loader `make_loader` builds,
     through DeviceLoader with the transfer knobs, re-iterated at each epoch end. On exit its
     workers are shut down whatever happened; a loop running longer than `limit_s` fails with
@@ -109,24 +114,45 @@ def training_feed(make_loader: Callable[[], Any], device: torch.device, transfer
                         del batches, epochs, feed, loader
 
 
-def measure_steady(workload: Workload, config: LoaderConfig, device: torch.device | str,
-                   seconds: float = DEFAULT_SECONDS, *, settle_s: float = SETTLE_S,
-                   clock: Clock = time.perf_counter, time_limit_s: float | None = None
-                   ) -> SteadyResult:
+def measure_steady(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device | str,
+    seconds: float = DEFAULT_SECONDS,
+    *,
+    settle_s: float = SETTLE_S,
+    clock: Clock = time.perf_counter,
+    time_limit_s: float | None = None,
+) -> SteadyResult:
     """The rate `config` sustains on `workload`: samples per second over a window of `seconds`
     after the settle phase. `time_limit_s` (default: generous, from the settle and the window)
     fails a hung measurement with BurstTimeout on the main thread."""
     if seconds <= 0:
         raise ValueError("seconds must be > 0")
     device = torch.device(device)
-    limit = time_limit_s if time_limit_s is not None else 2 * (settle_s + seconds) + HANG_ALLOWANCE_S
-    with training_feed(lambda: workload.make_loader(config), device, config.transfer_kwargs(), limit,
-                       f"steady measurement of {config.label()}") as (_, batches, epochs):
+    limit = (
+        time_limit_s if time_limit_s is not None else 2 * (settle_s + seconds) + HANG_ALLOWANCE_S
+    )
+    with training_feed(
+        lambda: workload.make_loader(config),
+        device,
+        config.transfer_kwargs(),
+        limit,
+        f"steady measurement of {config.label()}",
+    ) as (_, batches, epochs):
         return _loop(workload, config, device, batches, epochs, seconds, settle_s, clock)
 
 
-def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batches: Iterator[Any],
-          epochs: Epochs, seconds: float, settle_s: float, clock: Clock) -> SteadyResult:
+def _loop(
+    workload: Workload,
+    config: LoaderConfig,
+    device: torch.device,
+    batches: Iterator[Any],
+    epochs: Epochs,
+    seconds: float,
+    settle_s: float,
+    clock: Clock,
+) -> SteadyResult:
     t_begin = clock()
     batch = next(batches)
     t_first = clock()
@@ -151,19 +177,34 @@ def _loop(workload: Workload, config: LoaderConfig, device: torch.device, batche
     synchronize(device)
     t_end = clock()
     window = max(t_end - t_start, 1e-12)
-    return SteadyResult(config=config, samples_per_s=samples / window, samples=samples, steps=steps,
-                        window_s=window, startup_s=t_first - t_begin, settle_s=t_start - t_first,
-                        settle_steps=settled, epochs=epochs.epochs)
+    return SteadyResult(
+        config=config,
+        samples_per_s=samples / window,
+        samples=samples,
+        steps=steps,
+        window_s=window,
+        startup_s=t_first - t_begin,
+        settle_s=t_start - t_first,
+        settle_steps=settled,
+        epochs=epochs.epochs,
+    )
 
 
 Measure = Callable[..., SteadyResult]
 OnResult = Callable[[int, SteadyResult], None]  # (round, result)
 
 
-def alternate(workload: Workload, device: torch.device | str, configs: list[LoaderConfig],
-              seconds: float = DEFAULT_SECONDS, rounds: int = DEFAULT_ROUNDS, *,
-              settle_s: float = SETTLE_S, on_result: OnResult | None = None,
-              measure: Measure | None = None) -> dict[LoaderConfig, list[float]]:
+def alternate(
+    workload: Workload,
+    device: torch.device | str,
+    configs: list[LoaderConfig],
+    seconds: float = DEFAULT_SECONDS,
+    rounds: int = DEFAULT_ROUNDS,
+    *,
+    settle_s: float = SETTLE_S,
+    on_result: OnResult | None = None,
+    measure: Measure | None = None,
+) -> dict[LoaderConfig, list[float]]:
     """Each distinct configuration measured `rounds` times, alternating: A, B, A, B, ... so that a
     slow patch of a shared machine falls on all of them alike. Returns the rates per
     configuration, in round order."""
@@ -196,9 +237,13 @@ class SteadySummary:
         return (max(self.rates) - min(self.rates)) / self.median if self.median else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.config.label(), "params": self.config.as_dict(),
-                "samples_per_s": [round(r, 2) for r in self.rates],
-                "median": round(self.median, 2), "spread": round(self.spread, 4)}
+        return {
+            "label": self.config.label(),
+            "params": self.config.as_dict(),
+            "samples_per_s": [round(r, 2) for r in self.rates],
+            "median": round(self.median, 2),
+            "spread": round(self.spread, 4),
+        }
 
 
 def summarize(rates: dict[LoaderConfig, list[float]]) -> dict[LoaderConfig, SteadySummary]:

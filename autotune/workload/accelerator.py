@@ -7,8 +7,8 @@ device's utilization, the figure NVML would give for a real GPU.
 
 from __future__ import annotations
 
-import time
 import dataclasses
+import time
 from typing import Any
 
 from autotune.transfer.move import batch_samples
@@ -53,5 +53,9 @@ class SimulatedAccelerator(EmulatedAccelerator):
 def with_target_rate(workload: Workload, samples_per_s: float) -> Workload:
     """The workload with its step replaced by a simulated accelerator of that rate."""
     details = {**workload.details, "target_rate_samples_per_s": samples_per_s}
-    return dataclasses.replace(workload, step=SimulatedAccelerator(samples_per_s, workload.batch_size),
-                               name=f"{workload.name}@{samples_per_s:g}/s", details=details)
+    return dataclasses.replace(
+        workload,
+        step=SimulatedAccelerator(samples_per_s, workload.batch_size),
+        name=f"{workload.name}@{samples_per_s:g}/s",
+        details=details,
+    )

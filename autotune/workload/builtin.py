@@ -41,8 +41,14 @@ def train_transforms(image_size: int) -> Callable:
     """ImageNet-style training augmentation: decode happens in ImageFolder's loader."""
     from torchvision import transforms as T
 
-    return T.Compose([T.RandomResizedCrop(image_size, antialias=True), T.RandomHorizontalFlip(),
-                      T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    return T.Compose(
+        [
+            T.RandomResizedCrop(image_size, antialias=True),
+            T.RandomHorizontalFlip(),
+            T.ToTensor(),
+            T.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+        ]
+    )
 
 
 def build_model(name: str, num_classes: int) -> torch.nn.Module:
@@ -52,21 +58,37 @@ def build_model(name: str, num_classes: int) -> torch.nn.Module:
         return torchvision.models.get_model(name, weights=None, num_classes=num_classes)
     except (ValueError, KeyError):
         known = ", ".join(sorted(torchvision.models.list_models(torchvision.models))[:8])
-        raise WorkloadError(f"unknown torchvision model {name!r} (for example: {known}, ...)") from None
+        raise WorkloadError(
+            f"unknown torchvision model {name!r} (for example: {known}, ...)"
+        ) from None
 
 
-def _image_workload(dataset: Any, num_classes: int, name: str, opts: WorkloadOptions,
-                    defaults: tuple[str, int, int], details: dict[str, Any]) -> Workload:
+def _image_workload(
+    dataset: Any,
+    num_classes: int,
+    name: str,
+    opts: WorkloadOptions,
+    defaults: tuple[str, int, int],
+    details: dict[str, Any],
+) -> Workload:
     model_name, image_size, batch_size = defaults
     model = build_model(opts.model or model_name, num_classes)
     device = resolve_device(opts.device)
-    workload = Workload.from_model(dataset, model, opts.batch_size or batch_size, device=device,
-                                   name=name, amp=device.type == "cuda")
+    workload = Workload.from_model(
+        dataset,
+        model,
+        opts.batch_size or batch_size,
+        device=device,
+        name=name,
+        amp=device.type == "cuda",
+    )
     workload.details.update(details, image_size=opts.image_size or image_size)
     return workload
 
 
-def _sizes(opts: WorkloadOptions, cpu: tuple[str, int, int], gpu: tuple[str, int, int]) -> tuple[str, int, int]:
+def _sizes(
+    opts: WorkloadOptions, cpu: tuple[str, int, int], gpu: tuple[str, int, int]
+) -> tuple[str, int, int]:
     return gpu if resolve_device(opts.device).type == "cuda" else cpu
 
 
@@ -81,10 +103,18 @@ def demo(arg: str | None, opts: WorkloadOptions) -> Workload:
         # cores are left to feed it, as on a GPU node. (With all cores, torch's OpenMP threads
         # and the workers would fight over the same cores.)
         torch.set_num_threads(1)
-    folder = ImageFolder(str(demo_folder()), transform=train_transforms(opts.image_size or defaults[1]))
+    folder = ImageFolder(
+        str(demo_folder()), transform=train_transforms(opts.image_size or defaults[1])
+    )
     dataset = Repeated(folder, 100 * len(folder))
-    return _image_workload(dataset, len(folder.classes), "demo", opts, defaults,
-                           {"images": len(folder), "source": "generated JPEG folder"})
+    return _image_workload(
+        dataset,
+        len(folder.classes),
+        "demo",
+        opts,
+        defaults,
+        {"images": len(folder), "source": "generated JPEG folder"},
+    )
 
 
 # `photos` on a CPU-only machine: the step stands in for a GPU's, 30 ms of device time per batch
@@ -98,9 +128,16 @@ def photo_transforms(crop: int) -> Callable:
     crop, a flip and colour jitter (brightness, contrast, saturation)."""
     from torchvision import transforms as T
 
-    return T.Compose([T.Resize(crop * 9 // 8, antialias=True), T.RandomCrop(crop),
-                      T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4), T.ToTensor(),
-                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    return T.Compose(
+        [
+            T.Resize(crop * 9 // 8, antialias=True),
+            T.RandomCrop(crop),
+            T.RandomHorizontalFlip(),
+            T.ColorJitter(0.4, 0.4, 0.4),
+            T.ToTensor(),
+            T.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+        ]
+    )
 
 
 def photos(arg: str | None, opts: WorkloadOptions) -> Workload:
@@ -115,17 +152,27 @@ def photos(arg: str | None, opts: WorkloadOptions) -> Workload:
     crop = opts.image_size or defaults[1]
     folder = ImageFolder(str(photos_folder()), transform=photo_transforms(crop))
     dataset = Repeated(folder, 100 * len(folder))
-    details = {"images": len(folder), "source": "generated camera-size JPEG folder"
-               f" ({PHOTOS_SIDES[0]}-{PHOTOS_SIDES[1]} px)", "augment": "resize, random crop, flip,"
-               " colour jitter"}
+    details = {
+        "images": len(folder),
+        "source": f"generated camera-size JPEG folder ({PHOTOS_SIDES[0]}-{PHOTOS_SIDES[1]} px)",
+        "augment": "resize, random crop, flip, colour jitter",
+    }
     if device.type == "cpu":
         torch.set_num_threads(1)  # as for the demo: the main process is one core of the step
         if opts.model is None:
             step = SleepStep(PHOTOS_STEP_S)
-            return Workload(dataset, opts.batch_size or defaults[2], step, name="photos",
-                            device=device, details={**details, "image_size": crop, "step":
-                                                    f"emulated accelerator, {1000 * PHOTOS_STEP_S:g}"
-                                                    " ms per batch"})
+            return Workload(
+                dataset,
+                opts.batch_size or defaults[2],
+                step,
+                name="photos",
+                device=device,
+                details={
+                    **details,
+                    "image_size": crop,
+                    "step": f"emulated accelerator, {1000 * PHOTOS_STEP_S:g} ms per batch",
+                },
+            )
     return _image_workload(dataset, len(folder.classes), "photos", opts, defaults, details)
 
 
@@ -133,7 +180,9 @@ def imagefolder(arg: str | None, opts: WorkloadOptions) -> Workload:
     from torchvision.datasets import ImageFolder
 
     if not arg:
-        raise WorkloadError("imagefolder needs a path: imagefolder:PATH (a folder of class folders)")
+        raise WorkloadError(
+            "imagefolder needs a path: imagefolder:PATH (a folder of class folders)"
+        )
     root = Path(arg).expanduser()
     if not root.is_dir():
         raise WorkloadError(f"imagefolder: {root} is not a directory")
@@ -142,8 +191,14 @@ def imagefolder(arg: str | None, opts: WorkloadOptions) -> Workload:
         dataset = ImageFolder(str(root), transform=train_transforms(opts.image_size or defaults[1]))
     except (FileNotFoundError, RuntimeError) as exc:
         raise WorkloadError(f"imagefolder: {exc}") from None
-    return _image_workload(dataset, len(dataset.classes), f"imagefolder:{root.name}", opts, defaults,
-                           {"root": str(root)})
+    return _image_workload(
+        dataset,
+        len(dataset.classes),
+        f"imagefolder:{root.name}",
+        opts,
+        defaults,
+        {"root": str(root)},
+    )
 
 
 def fakedata(arg: str | None, opts: WorkloadOptions) -> Workload:
@@ -152,8 +207,12 @@ def fakedata(arg: str | None, opts: WorkloadOptions) -> Workload:
 
     defaults = _sizes(opts, cpu=("resnet18", 64, 32), gpu=("resnet50", 224, 64))
     size = opts.image_size or defaults[1]
-    dataset = FakeData(size=int(arg) if arg else 4096, image_size=(3, size, size), num_classes=10,
-                       transform=T.Compose([T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]))
+    dataset = FakeData(
+        size=int(arg) if arg else 4096,
+        image_size=(3, size, size),
+        num_classes=10,
+        transform=T.Compose([T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]),
+    )
     return _image_workload(dataset, 10, "fakedata", opts, defaults, {})
 
 
@@ -179,6 +238,11 @@ def text(arg: str | None, opts: WorkloadOptions) -> Workload:
 
 
 BUILTINS: dict[str, Callable[[str | None, WorkloadOptions], Workload]] = {
-    "demo": demo, "photos": photos, "imagefolder": imagefolder, "fakedata": fakedata, "sim": sim,
-    "mem": mem, "text": text,
+    "demo": demo,
+    "photos": photos,
+    "imagefolder": imagefolder,
+    "fakedata": fakedata,
+    "sim": sim,
+    "mem": mem,
+    "text": text,
 }

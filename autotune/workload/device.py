@@ -16,11 +16,17 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
         raise OptionsError(f"unknown device {device!r}: use auto, cpu or cuda[:index]") from exc
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise OptionsError(f"--device {device}: no CUDA GPU is available here; use --device cpu or auto")
+            raise OptionsError(
+                f"--device {device}: no CUDA GPU is available here; use --device cpu or auto"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise OptionsError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) present")
+            raise OptionsError(
+                f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) present"
+            )
     elif dev.type != "cpu":
-        raise OptionsError(f"device type {dev.type!r} is not supported: use auto, cpu or cuda[:index]")
+        raise OptionsError(
+            f"device type {dev.type!r} is not supported: use auto, cpu or cuda[:index]"
+        )
     return dev
 
 
@@ -30,6 +36,8 @@ def device_for(built_for: torch.device | None, requested: str) -> torch.device:
     if built_for is None:
         return resolve_device(requested)
     if requested != "auto" and resolve_device(requested) != built_for:
-        raise OptionsError(f"--device {requested} differs from the device the workload's step was"
-                           f" built for ({built_for}); drop --device or rebuild the workload")
+        raise OptionsError(
+            f"--device {requested} differs from the device the workload's step was"
+            f" built for ({built_for}); drop --device or rebuild the workload"
+        )
     return built_for

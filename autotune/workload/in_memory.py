@@ -41,13 +41,14 @@ class MemSpec:
     bulk: bool = False  # the dataset has __getitems__
 
     @classmethod
-    def parse(cls, text: str | None) -> "MemSpec":
+    def parse(cls, text: str | None) -> MemSpec:
         """'step_ms=2,host_ms=0,batch=256,shape=32,length=262144,bulk=0' (any subset)."""
         return parse_params(cls, text, "mem")
 
 
-def tensor_dataset(length: int, shape: tuple[int, ...], bulk: bool = False,
-                   num_classes: int = 10) -> TensorDataset:
+def tensor_dataset(
+    length: int, shape: tuple[int, ...], bulk: bool = False, num_classes: int = 10
+) -> TensorDataset:
     generator = torch.Generator().manual_seed(0)
     inputs = torch.randn((length, *shape), generator=generator)
     labels = torch.randint(0, num_classes, (length,), generator=generator)
@@ -57,9 +58,23 @@ def tensor_dataset(length: int, shape: tuple[int, ...], bulk: bool = False,
 def in_memory_workload(spec: MemSpec) -> Workload:
     dataset = tensor_dataset(spec.length, spec.shape, spec.bulk)
     shape = "x".join(map(str, spec.shape))
-    label = (f"mem(step_ms={spec.step_ms:g},batch={spec.batch},shape={shape}"
-             f"{f',host_ms={spec.host_ms:g}' if spec.host_ms else ''}{',bulk' if spec.bulk else ''})")
-    details: dict[str, Any] = {"in_memory": {"step_ms": spec.step_ms, "host_ms": spec.host_ms,
-                                             "shape": list(spec.shape), "bulk": spec.bulk}}
-    return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
-                    name=label, device=torch.device("cpu"), details=details)
+    label = (
+        f"mem(step_ms={spec.step_ms:g},batch={spec.batch},shape={shape}"
+        f"{f',host_ms={spec.host_ms:g}' if spec.host_ms else ''}{',bulk' if spec.bulk else ''})"
+    )
+    details: dict[str, Any] = {
+        "in_memory": {
+            "step_ms": spec.step_ms,
+            "host_ms": spec.host_ms,
+            "shape": list(spec.shape),
+            "bulk": spec.bulk,
+        }
+    }
+    return Workload(
+        dataset,
+        spec.batch,
+        SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
+        name=label,
+        device=torch.device("cpu"),
+        details=details,
+    )

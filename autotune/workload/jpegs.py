@@ -20,8 +20,9 @@ def _image(rng: random.Random, size: tuple[int, int]) -> Image.Image:
     img = Image.linear_gradient("L").resize(size).convert("RGB")
     channels = img.split()
     scales = [rng.random() for _ in channels]  # drawn in channel order, as before
-    img = Image.merge("RGB", [ch.point(lambda v, k=k: int(v * k))
-                              for ch, k in zip(channels, scales, strict=True)])
+    img = Image.merge(
+        "RGB", [ch.point(lambda v, k=k: int(v * k)) for ch, k in zip(channels, scales, strict=True)]
+    )
     draw = ImageDraw.Draw(img)
     for _ in range(rng.randint(8, 20)):
         x0, y0 = rng.randrange(w), rng.randrange(h)
@@ -33,8 +34,16 @@ def _image(rng: random.Random, size: tuple[int, int]) -> Image.Image:
     return img.filter(ImageFilter.SMOOTH) if rng.random() < 0.5 else img
 
 
-def make_jpeg_folder(root: Path, *, images: int = 256, classes: int = 4, seed: int = 0,
-                     min_side: int = 384, max_side: int = 768, quality: int = 90) -> Path:
+def make_jpeg_folder(
+    root: Path,
+    *,
+    images: int = 256,
+    classes: int = 4,
+    seed: int = 0,
+    min_side: int = 384,
+    max_side: int = 768,
+    quality: int = 90,
+) -> Path:
     """Write `images` JPEGs into `classes` subfolders of `root`, unless they are already there."""
     marker = root / ".complete"
     if marker.exists():
@@ -66,5 +75,12 @@ PHOTOS_SIDES = (1024, 1600)  # camera-size sources: 2-4x the demo's pixels per i
 def photos_folder() -> Path:
     """128 camera-size JPEGs (1024-1600 px a side) in 8 classes, for the `photos` workload."""
     low, high = PHOTOS_SIDES
-    return make_jpeg_folder(cache_root() / f"photos-jpegs-{PHOTOS_VERSION}", images=128, classes=8,
-                            seed=1, min_side=low, max_side=high, quality=88)
+    return make_jpeg_folder(
+        cache_root() / f"photos-jpegs-{PHOTOS_VERSION}",
+        images=128,
+        classes=8,
+        seed=1,
+        min_side=low,
+        max_side=high,
+        quality=88,
+    )

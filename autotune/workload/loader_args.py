@@ -19,8 +19,12 @@ def custom_batch_sampler(loader: DataLoader) -> bool:
 
 def kept_arguments(loader: DataLoader) -> dict[str, Any]:
     """The DataLoader arguments that rebuild `loader`'s batches, as keyword arguments."""
-    kept: dict[str, Any] = {"dataset": loader.dataset, "collate_fn": loader.collate_fn,
-                            "worker_init_fn": loader.worker_init_fn, "generator": loader.generator}
+    kept: dict[str, Any] = {
+        "dataset": loader.dataset,
+        "collate_fn": loader.collate_fn,
+        "worker_init_fn": loader.worker_init_fn,
+        "generator": loader.generator,
+    }
     if custom_batch_sampler(loader):
         kept["batch_sampler"] = loader.batch_sampler
     else:

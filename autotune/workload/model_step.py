@@ -10,13 +10,21 @@ from autotune.transfer.move import is_image_batch
 
 
 class ModelStep:
-    def __init__(self, model: torch.nn.Module, device: torch.device, *,
-                 loss_fn: Callable | None = None, optimizer: torch.optim.Optimizer | None = None,
-                 amp: bool = False):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        device: torch.device,
+        *,
+        loss_fn: Callable | None = None,
+        optimizer: torch.optim.Optimizer | None = None,
+        amp: bool = False,
+    ):
         self.device = device
         self.model = model.to(device).train()
         self.loss_fn = loss_fn or torch.nn.CrossEntropyLoss()
-        self.optimizer = optimizer or torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
+        self.optimizer = optimizer or torch.optim.SGD(
+            self.model.parameters(), lr=0.01, momentum=0.9
+        )
         self.amp = amp
         amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
         self.autocast_dtype = amp_dtype
@@ -27,8 +35,11 @@ class ModelStep:
 
     def _match_layout(self, inputs: torch.Tensor) -> None:
         """Put the weights in the layout the inputs arrive in, so channels_last pays off."""
-        want = is_image_batch(inputs) and inputs.is_contiguous(memory_format=torch.channels_last) \
+        want = (
+            is_image_batch(inputs)
+            and inputs.is_contiguous(memory_format=torch.channels_last)
             and not inputs.is_contiguous()
+        )
         if want != self._channels_last:
             fmt = torch.channels_last if want else torch.contiguous_format
             self.model.to(memory_format=fmt)

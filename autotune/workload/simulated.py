@@ -64,9 +64,19 @@ def burn_cpu(seconds: float) -> None:
 
 
 class SimulatedDataset(Dataset):
-    def __init__(self, length: int, item_cpu_ms: float, item_io_ms: float,
-                 item_shape: tuple[int, ...], num_classes: int = 10, *, open_ms: float = 0.0,
-                 straggle_every: int = 0, straggle_x: float = 1.0, numpy: bool = False):
+    def __init__(
+        self,
+        length: int,
+        item_cpu_ms: float,
+        item_io_ms: float,
+        item_shape: tuple[int, ...],
+        num_classes: int = 10,
+        *,
+        open_ms: float = 0.0,
+        straggle_every: int = 0,
+        straggle_x: float = 1.0,
+        numpy: bool = False,
+    ):
         self.length = length
         self.item_cpu_s = item_cpu_ms / 1000
         self.item_io_s = item_io_ms / 1000
@@ -99,7 +109,9 @@ class SimulatedDataset(Dataset):
         if self.item_cpu_s:
             burn_cpu(self.item_cpu_s)
         if self.numpy:
-            return np.full(self.item_shape, float(index % 7), dtype=np.float32), index % self.num_classes
+            return np.full(
+                self.item_shape, float(index % 7), dtype=np.float32
+            ), index % self.num_classes
         return torch.full(self.item_shape, float(index % 7)), index % self.num_classes
 
 
@@ -149,21 +161,25 @@ class SimSpec:
     numpy: bool = False
 
     @classmethod
-    def parse(cls, text: str | None) -> "SimSpec":
+    def parse(cls, text: str | None) -> SimSpec:
         """'cpu_ms=2,io_ms=0,step_ms=20,host_ms=0,batch=16,shape=3x32x32,length=4096,open_ms=0,
         straggle_every=0,straggle_x=1,collate_ms=0,numpy=0' (any subset)."""
         spec = parse_params(cls, text, "sim")
         # length and batch are the Workload's to check, with the message every workload gets.
         if spec.straggle_every < 0 or spec.straggle_x < 1:
-            raise WorkloadError(f"bad sim parameters {text!r}: straggle_every must be >= 0 and"
-                                " straggle_x >= 1")
+            raise WorkloadError(
+                f"bad sim parameters {text!r}: straggle_every must be >= 0 and straggle_x >= 1"
+            )
         return spec
 
     def extras(self) -> dict[str, float]:
         """The epoch and storage parameters away from their defaults, for the name and details."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name in ("open_ms", "straggle_every", "straggle_x", "collate_ms", "numpy")
-                and getattr(self, f.name) != f.default}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name in ("open_ms", "straggle_every", "straggle_x", "collate_ms", "numpy")
+            and getattr(self, f.name) != f.default
+        }
 
     def expected_samples_per_s(self, workers_cpus: float) -> float:
         """Ideal rate with `workers_cpus` cores of loading: min(device rate, loader rate)."""
@@ -174,18 +190,39 @@ class SimSpec:
 
 
 def simulated_workload(spec: SimSpec, name: str | None = None) -> Workload:
-    dataset = SimulatedDataset(spec.length, spec.cpu_ms, spec.io_ms, spec.shape,
-                               open_ms=spec.open_ms, straggle_every=spec.straggle_every,
-                               straggle_x=spec.straggle_x, numpy=spec.numpy)
-    label = name or (f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
-                     f"batch={spec.batch})")
+    dataset = SimulatedDataset(
+        spec.length,
+        spec.cpu_ms,
+        spec.io_ms,
+        spec.shape,
+        open_ms=spec.open_ms,
+        straggle_every=spec.straggle_every,
+        straggle_x=spec.straggle_x,
+        numpy=spec.numpy,
+    )
+    label = name or (
+        f"sim(cpu_ms={spec.cpu_ms:g},io_ms={spec.io_ms:g},step_ms={spec.step_ms:g},"
+        f"batch={spec.batch})"
+    )
     if spec.host_ms:
         label = label[:-1] + f",host_ms={spec.host_ms:g})"
     for key, value in spec.extras().items():
         label = label[:-1] + f",{key}={value:g})"
-    return Workload(dataset, spec.batch, SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
-                    name=label, device=torch.device("cpu"),
-                    collate_fn=BusyCollate(spec.collate_ms / 1000) if spec.collate_ms else None,
-                    details={"simulated": {"cpu_ms": spec.cpu_ms, "io_ms": spec.io_ms,
-                                           "step_ms": spec.step_ms, "host_ms": spec.host_ms,
-                                           "shape": list(spec.shape), **spec.extras()}})
+    return Workload(
+        dataset,
+        spec.batch,
+        SleepStep(spec.step_ms / 1000, spec.host_ms / 1000),
+        name=label,
+        device=torch.device("cpu"),
+        collate_fn=BusyCollate(spec.collate_ms / 1000) if spec.collate_ms else None,
+        details={
+            "simulated": {
+                "cpu_ms": spec.cpu_ms,
+                "io_ms": spec.io_ms,
+                "step_ms": spec.step_ms,
+                "host_ms": spec.host_ms,
+                "shape": list(spec.shape),
+                **spec.extras(),
+            }
+        },
+    )

@@ -44,7 +44,8 @@ def _module_from_file(path: Path) -> ModuleType:
     the dataset by reference (module and class name) in a fresh interpreter, which imports that
     module by name; it inherits sys.path (multiprocessing's preparation data), so a file imported
     by its own name from its folder on sys.path is found there. Only where that name is taken is
-    the file loaded under a private name, which fork's workers (a copy of this process) still find."""
+    the file loaded under a private name, which fork's workers (a copy of this process) still
+    find."""
     if not path.is_file():
         raise WorkloadError(f"workload file {path} does not exist")
     path = path.resolve()
@@ -69,9 +70,11 @@ def _module_by_name(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        raise WorkloadError(f"module {name!r} not found ({exc.name} is missing); "
-                            f"use a built-in ({', '.join(BUILTINS)}), FILE.py:factory or"
-                            " package.module:factory") from None
+        raise WorkloadError(
+            f"module {name!r} not found ({exc.name} is missing); "
+            f"use a built-in ({', '.join(BUILTINS)}), FILE.py:factory or"
+            " package.module:factory"
+        ) from None
     except Exception as exc:
         raise WorkloadError(f"importing {name} failed: {type(exc).__name__}: {exc}") from None
 
@@ -83,11 +86,16 @@ def load_workload(spec: str | None, options: WorkloadOptions | None = None) -> W
     if head in BUILTINS:
         return BUILTINS[head](arg or None, options)
     if not sep or not arg:
-        raise WorkloadError(f"unknown workload {spec!r}: use a built-in ({', '.join(BUILTINS)}),"
-                            " FILE.py:factory or package.module:factory")
+        raise WorkloadError(
+            f"unknown workload {spec!r}: use a built-in ({', '.join(BUILTINS)}),"
+            " FILE.py:factory or package.module:factory"
+        )
     module_ref, _, factory_name = spec.rpartition(":")
-    module = (_module_from_file(Path(module_ref)) if module_ref.endswith(".py")
-              else _module_by_name(module_ref))
+    module = (
+        _module_from_file(Path(module_ref))
+        if module_ref.endswith(".py")
+        else _module_by_name(module_ref)
+    )
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise WorkloadError(f"{module_ref} has no callable {factory_name!r}")

@@ -21,8 +21,28 @@ from torch.utils.data import Dataset
 from autotune.workload.base import Workload
 from autotune.workload.simulated import SleepStep, parse_params
 
-SYLLABLES = ("ka", "lo", "mi", "ren", "tor", "shi", "va", "nu", "pel", "dra", "qui", "zen", "ost",
-             "bar", "fin", "gle", "hum", "jor", "wex", "yul")
+SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "tor",
+    "shi",
+    "va",
+    "nu",
+    "pel",
+    "dra",
+    "qui",
+    "zen",
+    "ost",
+    "bar",
+    "fin",
+    "gle",
+    "hum",
+    "jor",
+    "wex",
+    "yul",
+)
 PAD = 0
 
 
@@ -41,7 +61,7 @@ class TextSpec:
     max_len: int = 256  # tokens kept per item
 
     @classmethod
-    def parse(cls, text: str | None) -> "TextSpec":
+    def parse(cls, text: str | None) -> TextSpec:
         return parse_params(cls, text, "text")
 
 
@@ -59,8 +79,10 @@ class Sentences(Dataset):
     def sentence(self, index: int) -> str:
         rng = random.Random(index)
         count = rng.randint(self.spec.words // 2, self.spec.words * 3 // 2)
-        return " ".join("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))).capitalize()
-                        for _ in range(count))
+        return " ".join(
+            "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))).capitalize()
+            for _ in range(count)
+        )
 
     def tokenize(self, text: str) -> list[int]:
         ids: list[int] = []
@@ -75,7 +97,7 @@ class Sentences(Dataset):
                         break
                 else:
                     start += 1  # not in the vocabulary: skipped
-        return ids[:self.spec.max_len]
+        return ids[: self.spec.max_len]
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         if not 0 <= index < self.spec.length:
@@ -89,15 +111,22 @@ def pad_collate(items: list[tuple[torch.Tensor, int]]) -> dict[str, Any]:
     input_ids = torch.full((len(items), longest), PAD, dtype=torch.long)
     mask = torch.zeros((len(items), longest), dtype=torch.bool)
     for row, (ids, _) in enumerate(items):
-        input_ids[row, :len(ids)] = ids
-        mask[row, :len(ids)] = True
-    return {"input_ids": input_ids, "attention_mask": mask,
-            "labels": torch.tensor([label for _, label in items])}
+        input_ids[row, : len(ids)] = ids
+        mask[row, : len(ids)] = True
+    return {
+        "input_ids": input_ids,
+        "attention_mask": mask,
+        "labels": torch.tensor([label for _, label in items]),
+    }
 
 
 def text_workload(spec: TextSpec) -> Workload:
-    return Workload(Sentences(spec), spec.batch, SleepStep(spec.step_ms / 1000),
-                    name=f"text(words={spec.words},batch={spec.batch},step_ms={spec.step_ms:g})",
-                    device=torch.device("cpu"), collate_fn=pad_collate,
-                    details={"text": {"words": spec.words, "max_len": spec.max_len,
-                                      "step_ms": spec.step_ms}})
+    return Workload(
+        Sentences(spec),
+        spec.batch,
+        SleepStep(spec.step_ms / 1000),
+        name=f"text(words={spec.words},batch={spec.batch},step_ms={spec.step_ms:g})",
+        device=torch.device("cpu"),
+        collate_fn=pad_collate,
+        details={"text": {"words": spec.words, "max_len": spec.max_len, "step_ms": spec.step_ms}},
+    )

@@ -30,12 +30,19 @@ def _signature(name: str, obj: Any) -> str:
         return name
     params, previous = [], None
     for param in sig.parameters.values():
-        if param.kind is param.KEYWORD_ONLY and previous not in (param.KEYWORD_ONLY, param.VAR_POSITIONAL):
+        if param.kind is param.KEYWORD_ONLY and previous not in (
+            param.KEYWORD_ONLY,
+            param.VAR_POSITIONAL,
+        ):
             params.append("*")
         params.append(_plain(str(param)))
         previous = param.kind
     ret = sig.return_annotation
-    arrow = "" if ret is sig.empty else " -> " + _plain(f": '{ret}'" if isinstance(ret, str) else f": {ret}")[2:]
+    arrow = (
+        ""
+        if ret is sig.empty
+        else " -> " + _plain(f": '{ret}'" if isinstance(ret, str) else f": {ret}")[2:]
+    )
     if not params:
         return f"{name}(){arrow}"
     return f"{name}(\n" + "".join(f"    {p},\n" for p in params) + f"){arrow}"
@@ -60,16 +67,31 @@ def _methods(cls: type) -> list[str]:
         func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
         if not inspect.isfunction(func) or not func.__doc__:
             continue
-        lines += [f"### `{cls.__name__}.{name}`", "", "```python",
-                  f"{_signature(name, func)}", "```", "", "```text", _doc(func), "```", ""]
+        lines += [
+            f"### `{cls.__name__}.{name}`",
+            "",
+            "```python",
+            f"{_signature(name, func)}",
+            "```",
+            "",
+            "```text",
+            _doc(func),
+            "```",
+            "",
+        ]
     return lines
 
 
 def page() -> str:
     from autotune.verify.run import verify  # autotune.verify is a callable module
-    lines = ["# Python API", "",
-             "Written from the code's signatures and docstrings by `python docs/gen/pages.py`."
-             " Everything here is importable from the top-level package: `import autotune`.", ""]
+
+    lines = [
+        "# Python API",
+        "",
+        "Written from the code's signatures and docstrings by `python docs/gen/pages.py`."
+        " Everything here is importable from the top-level package: `import autotune`.",
+        "",
+    ]
     for name in FUNCTIONS:
         obj = verify if name == "verify" else getattr(autotune, name)
         lines += _entry(name, obj, "def ")

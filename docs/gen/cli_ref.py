@@ -45,9 +45,14 @@ def _default(param: Any) -> str:
 
 def options(sub: Any) -> list[str]:
     """Every option string and argument name a command accepts (the docs test compares them)."""
-    return [name for p in sub.params if not p.hidden
-            for name in ((p.name.upper(),) if p.param_type_name == "argument"
-                         else (*p.opts, *p.secondary_opts))]
+    return [
+        name
+        for p in sub.params
+        if not p.hidden
+        for name in (
+            (p.name.upper(),) if p.param_type_name == "argument" else (*p.opts, *p.secondary_opts)
+        )
+    ]
 
 
 def command_page(name: str, sub: Any, root_ctx: Any) -> list[str]:
@@ -55,24 +60,42 @@ def command_page(name: str, sub: Any, root_ctx: Any) -> list[str]:
     usage = " ".join(sub.collect_usage_pieces(ctx))
     if sub.allow_extra_args:  # `autotune run`: the rest of the line is the user's command
         usage += " [--] COMMAND [ARGS]..."
-    lines = [f"## `{PROG} {name}`", "", (sub.help or "").strip(), "", "```text",
-             f"{PROG} {name} {usage}", "```", "",
-             "| argument or option | type | default | what it does |", "|---|---|---|---|"]
-    lines += [f"| {_names(p)} | {_type(p, ctx)} | {_default(p)} | {_cell(p.help or '')} |"
-              for p in sub.params if not p.hidden]
+    lines = [
+        f"## `{PROG} {name}`",
+        "",
+        (sub.help or "").strip(),
+        "",
+        "```text",
+        f"{PROG} {name} {usage}",
+        "```",
+        "",
+        "| argument or option | type | default | what it does |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {_names(p)} | {_type(p, ctx)} | {_default(p)} | {_cell(p.help or '')} |"
+        for p in sub.params
+        if not p.hidden
+    ]
     return lines + [""]
 
 
 def page() -> str:
     root = command()
     root_ctx = root.context_class(root, info_name=PROG)
-    lines = ["# Command line", "",
-             "Generated from the typer application (`autotune/cli/app.py`) each time the docs are"
-             " built: every argument and option that `autotune COMMAND --help` shows is here.", "",
-             f"{(root.help or '').strip()}", "",
-             "Exit codes: 0 on success; 2 on bad input, with one line saying what to fix (`--debug`"
-             " shows the Python traceback instead); 130 / 143 when stopped by SIGINT / SIGTERM, after"
-             " writing what was measured. `autotune run` exits with its command's own code.", ""]
+    lines = [
+        "# Command line",
+        "",
+        "Generated from the typer application (`autotune/cli/app.py`) each time the docs are"
+        " built: every argument and option that `autotune COMMAND --help` shows is here.",
+        "",
+        f"{(root.help or '').strip()}",
+        "",
+        "Exit codes: 0 on success; 2 on bad input, with one line saying what to fix (`--debug`"
+        " shows the Python traceback instead); 130 / 143 when stopped by SIGINT / SIGTERM, after"
+        " writing what was measured. `autotune run` exits with its command's own code.",
+        "",
+    ]
     for name, sub in root.commands.items():
         lines += command_page(name, sub, root_ctx)
     return "\n".join(lines)

@@ -20,7 +20,7 @@ def _comment(line: str) -> str | None:
         elif ch in "'\"":
             quote = ch
         elif ch == "#":
-            text = line[i + 1:].strip()
+            text = line[i + 1 :].strip()
             return None if text.startswith(_PRAGMAS) else text  # for the type checker, not readers
     return None
 
@@ -36,7 +36,7 @@ def field_comments(cls: type) -> dict[str, str]:
     block: list[str] = []
     last = body.body[0].lineno - 1 if body.body else 0
     for node in body.body:
-        between = [ln.strip() for ln in lines[last:node.lineno - 1]]
+        between = [ln.strip() for ln in lines[last : node.lineno - 1]]
         comments = [ln[1:].strip() for ln in between if ln.startswith("#")]
         if comments:
             block = comments

@@ -14,13 +14,17 @@ def _values(knob) -> str:
 
 
 def knob_table() -> str:
-    lines = ["| knob | applied by | label | tried | needs | cheaper first | torch | what it does |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| knob | applied by | label | tried | needs | cheaper first | torch | what it does |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for k in KNOBS:
         rank = "" if k.cost_rank is None else str(k.cost_rank)
         extra = " (opt-in: `--knob`)" if k.opt_in else ""
         label = f"`{k.short}`" if k.short else "the value"
-        lines.append(f"| `{k.name}`{extra} | {k.target} | {label} | {_values(k)} |"
-                     f" {', '.join(str(n) for n in k.needs)} | {rank} | {k.min_torch or ''} |"
-                     f" {k.doc.replace('|', '/')} |")
+        lines.append(
+            f"| `{k.name}`{extra} | {k.target} | {label} | {_values(k)} |"
+            f" {', '.join(str(n) for n in k.needs)} | {rank} | {k.min_torch or ''} |"
+            f" {k.doc.replace('|', '/')} |"
+        )
     return "\n".join(lines) + "\n"

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel
-
 from comments import field_comments
+from pydantic import BaseModel
 
 from autotune.online.options import ENV_VAR, OnlineOptions
 from autotune.recipe import model as recipe_model
@@ -26,7 +25,9 @@ def _type(prop: dict[str, Any]) -> str:
         return f"[{name}](#{name.lower()})"
     if "anyOf" in prop:
         kinds = [_type(p) for p in prop["anyOf"]]
-        return " or ".join(k for k in kinds if k != "null") + (" or null" if "null" in kinds else "")
+        return " or ".join(k for k in kinds if k != "null") + (
+            " or null" if "null" in kinds else ""
+        )
     if "const" in prop:
         return f"`{json.dumps(prop['const'])}`"
     if "enum" in prop:
@@ -56,8 +57,10 @@ def schema_table(schema: dict[str, Any], notes: dict[str, str]) -> list[str]:
     required = set(schema.get("required", []))
     for name, prop in schema.get("properties", {}).items():
         text = prop.get("description") or notes.get(name, "")
-        lines.append(f"| `{name}` | {_type(prop)} | {_default(prop, name in required)} |"
-                     f" {_limits(prop)} | {_cell(text)} |")
+        lines.append(
+            f"| `{name}` | {_type(prop)} | {_default(prop, name in required)} |"
+            f" {_limits(prop)} | {_cell(text)} |"
+        )
     return lines
 
 
@@ -67,10 +70,12 @@ _RECIPE_BLOCKS = {
     "dataloader": "torch.utils.data.DataLoader arguments, under torch's names",
     "transfer": "device-side knobs, applied by recipe.wrap(loader, device)",
     "measured": "what the tuning machine measured (null: not measurable there)",
-    "workload": ("what was tuned: name, batch size, the spec and options `autotune verify`"
-                 " rebuilds it from"),
-    "environment": ("where it was measured: CPUs and their source, GPU, versions, node, Slurm"
-                    " job, ranks"),
+    "workload": (
+        "what was tuned: name, batch size, the spec and options `autotune verify` rebuilds it from"
+    ),
+    "environment": (
+        "where it was measured: CPUs and their source, GPU, versions, node, Slurm job, ranks"
+    ),
     "diagnosis": "the tuned configuration's bottleneck, its evidence and recommendations",
     "created": "when the recipe was written (UTC)",
 }
@@ -90,17 +95,26 @@ def _model_notes(name: str) -> dict[str, str]:
 
 def recipe_page() -> str:
     schema = recipe_schema()
-    lines = ["# Recipe", "",
-             "Generated from the recipe's JSON Schema (`autotune/recipe/schema.py`; committed as"
-             " `recipes/recipe.schema.json`"
-             " by `python -m autotune.recipe.schema`) each time the docs are built. Descriptions"
-             " come from the schema, else from the comment beside the field in"
-             " `autotune/recipe/model.py`.", "",
-             "`dataloader` holds only arguments valid for its `num_workers`, under torch's own names,"
-             " so `DataLoader(dataset, batch_size=b, **recipe[\"dataloader\"])` works on the raw JSON."
-             " `measured` holds what the tuning machine measured; what it cannot measure is `null`.", "",
-             "## Recipe", "", (schema.get("description") or "").strip(), "",
-             *schema_table(schema, _model_notes("Recipe")), ""]
+    lines = [
+        "# Recipe",
+        "",
+        "Generated from the recipe's JSON Schema (`autotune/recipe/schema.py`; committed as"
+        " `recipes/recipe.schema.json`"
+        " by `python -m autotune.recipe.schema`) each time the docs are built. Descriptions"
+        " come from the schema, else from the comment beside the field in"
+        " `autotune/recipe/model.py`.",
+        "",
+        "`dataloader` holds only arguments valid for its `num_workers`, under torch's own names,"
+        ' so `DataLoader(dataset, batch_size=b, **recipe["dataloader"])` works on the raw JSON.'
+        " `measured` holds what the tuning machine measured; what it cannot measure is `null`.",
+        "",
+        "## Recipe",
+        "",
+        (schema.get("description") or "").strip(),
+        "",
+        *schema_table(schema, _model_notes("Recipe")),
+        "",
+    ]
     for name, sub in schema.get("$defs", {}).items():
         lines += [f"## {name}", "", _cell(sub.get("description", "")), ""]
         if "properties" in sub:
@@ -112,13 +126,18 @@ def recipe_page() -> str:
 
 def online_options_page() -> str:
     schema = OnlineOptions.model_json_schema()
-    lines = ["# Online options", "",
-             "The options of `autotune.DataLoader`, generated from `OnlineOptions`"
-             " (`autotune/online/options.py`) each time the docs are built. They are read from"
-             " `autotune.DataLoader(..., online={...})` (or an `OnlineOptions`), over the JSON object"
-             f" in the `{ENV_VAR}` environment variable (what `autotune run` sets), over these"
-             " defaults. An unknown option or a value out of its limits is a one-line error.", "",
-             *schema_table(schema, field_comments(OnlineOptions)), ""]
+    lines = [
+        "# Online options",
+        "",
+        "The options of `autotune.DataLoader`, generated from `OnlineOptions`"
+        " (`autotune/online/options.py`) each time the docs are built. They are read from"
+        " `autotune.DataLoader(..., online={...})` (or an `OnlineOptions`), over the JSON object"
+        f" in the `{ENV_VAR}` environment variable (what `autotune run` sets), over these"
+        " defaults. An unknown option or a value out of its limits is a one-line error.",
+        "",
+        *schema_table(schema, field_comments(OnlineOptions)),
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -17,7 +17,6 @@ from benchmarks.online_model import OnlineReport, OnlineRow
 from benchmarks.render_online import ratios
 from benchmarks.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
-
 # The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches.
 # A row measured before a change that reaches its workload ran the policy before, and is marked
 # so. cb264e9: a window at num_workers=0 is 3 steps, not 8; it does not reach in-memory (3.7 ms
@@ -27,14 +26,18 @@ from benchmarks.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 # below 600 steps): tiny-epochs' 30-step epochs among the bench workloads.
 POLICY_CHANGES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("cb264e9", lambda key: key not in ("in-memory", "short-run")),
-    ("8b33bab", lambda key: key == "tiny-epochs"))
+    ("8b33bab", lambda key: key == "tiny-epochs"),
+)
 
 
 @cache  # one git call per commit and change: the rows of one run share their commit
 def _has(commit: str, change: str) -> int:
     base = commit.split()[0].split("+")[0]
-    return subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", change, base],
-                          capture_output=True, text=True).returncode
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "merge-base", "--is-ancestor", change, base],
+        capture_output=True,
+        text=True,
+    ).returncode
 
 
 def policy(commit: str, key: str) -> str:
@@ -72,22 +75,32 @@ def summary(files: tuple[str, ...]) -> list[str]:
     for key, (row, source) in rows.items():
         chosen = ", ".join(dict.fromkeys(r.chosen or "n/a" for r in row.rounds))
         # The worst round's figures, marked by the row's own targets (the bench judged them).
-        lines.append(f"| {key} | {ratios(row.whole, [], row.targets.get('online_whole'))} |"
-                     f" {ratios(row.after, [], row.targets.get('online_after'))} | {row.ideal} |"
-                     f" {chosen} |"
-                     f" {source.date[:10]}, `{source.commit.split()[0]}` | {policy(source.commit, key)} |"
-                     f" [`{Path(source.path).parent.name}`]({source.link()}) |")
-    met = sum(r.targets.get("online_whole") is True and r.targets.get("online_after") is True
-              for r, _ in rows.values())
-    head = ("| workload | whole run (worst) | after tuning (worst) | ideal (c) | (b) chose |"
-            " measured, commit | policy | file |")
-    return [f"Each workload's newest run of three rounds or more, worst round (targets: whole run"
-            f" ≥ {MIN_ONLINE_WHOLE}, after tuning ≥ {MIN_ONLINE_AFTER}). Both targets met on {met} of"
-            f" {len(rows)} workloads. Each run's own section below has its notes: every miss's"
-            " numbers and cause. *policy*: whether the run had the current online policy, as far as"
-            " it reaches that workload. Its changes: `cb264e9`, a window at `num_workers=0` is 3"
-            " steps, not 8, and at least `window_s` (it does not reach in-memory, whose steps at"
-            " `num_workers=0` are shorter than `window_s` / 8, or short-run, told it is shorter than"
-            " 400 steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50"
-            " steps or fewer at the defaults: tiny-epochs here).", "",
-            table(head, "|---|---:|---:|---|---|---|---|---|", lines), ""]
+        lines.append(
+            f"| {key} | {ratios(row.whole, [], row.targets.get('online_whole'))} |"
+            f" {ratios(row.after, [], row.targets.get('online_after'))} | {row.ideal} |"
+            f" {chosen} |"
+            f" {source.date[:10]}, `{source.commit.split()[0]}` | {policy(source.commit, key)} |"
+            f" [`{Path(source.path).parent.name}`]({source.link()}) |"
+        )
+    met = sum(
+        r.targets.get("online_whole") is True and r.targets.get("online_after") is True
+        for r, _ in rows.values()
+    )
+    head = (
+        "| workload | whole run (worst) | after tuning (worst) | ideal (c) | (b) chose |"
+        " measured, commit | policy | file |"
+    )
+    return [
+        f"Each workload's newest run of three rounds or more, worst round (targets: whole run"
+        f" ≥ {MIN_ONLINE_WHOLE}, after tuning ≥ {MIN_ONLINE_AFTER}). Both targets met on {met} of"
+        f" {len(rows)} workloads. Each run's own section below has its notes: every miss's"
+        " numbers and cause. *policy*: whether the run had the current online policy, as far as"
+        " it reaches that workload. Its changes: `cb264e9`, a window at `num_workers=0` is 3"
+        " steps, not 8, and at least `window_s` (it does not reach in-memory, whose steps at"
+        " `num_workers=0` are shorter than `window_s` / 8, or short-run, told it is shorter than"
+        " 400 steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50"
+        " steps or fewer at the defaults: tiny-epochs here).",
+        "",
+        table(head, "|---|---:|---:|---|---|---|---|---|", lines),
+        "",
+    ]

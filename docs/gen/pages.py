@@ -30,9 +30,13 @@ KNOB_END = "<!-- knob-table:end -->"
 
 
 def generated() -> dict[str, str]:
-    pages = {"reference/cli.md": cli_ref.page(), "reference/recipe.md": model_ref.recipe_page(),
-             "reference/online-options.md": model_ref.online_options_page(),
-             "reference/python-api.md": api_ref.page(), **results_pages.pages()}
+    pages = {
+        "reference/cli.md": cli_ref.page(),
+        "reference/recipe.md": model_ref.recipe_page(),
+        "reference/online-options.md": model_ref.online_options_page(),
+        "reference/python-api.md": api_ref.page(),
+        **results_pages.pages(),
+    }
     return {path: HEADER + text for path, text in pages.items()}
 
 
@@ -47,8 +51,11 @@ def expected() -> dict[str, str]:
 
 
 def stale() -> list[str]:
-    return [path for path, text in expected().items()
-            if not (DOCS / path).is_file() or (DOCS / path).read_text() != text]
+    return [
+        path
+        for path, text in expected().items()
+        if not (DOCS / path).is_file() or (DOCS / path).read_text() != text
+    ]
 
 
 def main(argv: list[str]) -> int:

@@ -21,8 +21,10 @@ END = "<!-- results:end -->"
 
 def block() -> str:
     source, table = offline_table()
-    stamp = (f"`{source.command}`, measured {source.date} on {source.machine}, commit"
-             f" `{source.commit}` ([`{source.path}`]({source.path})):")
+    stamp = (
+        f"`{source.command}`, measured {source.date} on {source.machine}, commit"
+        f" `{source.commit}` ([`{source.path}`]({source.path})):"
+    )
     note = ["", f"> **Historical record.** {source.historical}"] if source.historical else []
     return "\n".join([BEGIN, stamp, "", table.rstrip("\n"), *note, END])
 

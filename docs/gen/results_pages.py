@@ -5,46 +5,59 @@ commit, machine, command). No figure on these pages is typed by hand."""
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any
 
 from online_summary import summary
 from sources import ROOT, Source, all_results, read
 
+from autotune.space.config import LoaderConfig
+from benchmarks.cells import notes_lines
 from benchmarks.model import AccuracyReport, BenchReport
 from benchmarks.online_model import OnlineReport
-from benchmarks.cells import notes_lines
 from benchmarks.render import accuracy_table, bench_targets, headline
 from benchmarks.render_online import online_table, online_targets
-from autotune.space.config import LoaderConfig
 
 BENCH = "results/bench/bench.json"
 UNSEEN = "results/bench/unseen/bench.json"  # issue 25's workloads, a run of their own
 # Runs of a few workloads after the full one: a fix's effect, and a miss re-run to find its cause.
-OFFLINE_RERUNS = ("results/bench/hand-over/bench.json", "results/bench/tokenizer-drift/bench.json",
-                  "results/bench/epoch-window/bench.json",
-                  "results/bench/deep-storage-rerun/bench.json")
-ONLINE = ("results/bench/online.json", "results/bench/online-ranks2.json",
-          "results/bench/online-ranks2-misses/online-ranks2.json",
-          "results/bench/short-run/online.json", "results/bench/online-window-s/online.json",
-          "results/bench/online-subset-3rounds/online.json", "results/bench/online-unseen/online.json",
-          "results/bench/online-defaults/online.json", "results/bench/online-rest/online.json",
-          "results/bench/online-deep-storage/online.json",
-          "results/bench/online-photos/online.json",
-          "results/bench/online-confirm/first-cut/online.json",
-          "results/bench/online-confirm/misses/online.json",
-          "results/bench/online-confirm/noisy/online.json",
-          "results/bench/online-confirm/rest/online.json",
-          "results/bench/online-start/online.json", "results/bench/online-start-rest/online.json",
-          "results/bench/online-photos-start/online.json",
-          "results/bench/online-whole-epochs/online.json",
-          "results/bench/online-final/online.json", "results/bench/online-final-demo/online.json",
-          "results/bench/online-final-rest/online.json")
-ACCURACY = ("results/bench/accuracy.json", "results/bench/accuracy-images/accuracy.json",
-            "results/bench/accuracy-epochs/before/accuracy.json",
-            "results/bench/accuracy-epochs/after/accuracy.json",
-            "results/bench/accuracy-in-memory/accuracy.json",
-            "results/bench/accuracy-tokenizer-persist/accuracy.json")
+OFFLINE_RERUNS = (
+    "results/bench/hand-over/bench.json",
+    "results/bench/tokenizer-drift/bench.json",
+    "results/bench/epoch-window/bench.json",
+    "results/bench/deep-storage-rerun/bench.json",
+)
+ONLINE = (
+    "results/bench/online.json",
+    "results/bench/online-ranks2.json",
+    "results/bench/online-ranks2-misses/online-ranks2.json",
+    "results/bench/short-run/online.json",
+    "results/bench/online-window-s/online.json",
+    "results/bench/online-subset-3rounds/online.json",
+    "results/bench/online-unseen/online.json",
+    "results/bench/online-defaults/online.json",
+    "results/bench/online-rest/online.json",
+    "results/bench/online-deep-storage/online.json",
+    "results/bench/online-photos/online.json",
+    "results/bench/online-confirm/first-cut/online.json",
+    "results/bench/online-confirm/misses/online.json",
+    "results/bench/online-confirm/noisy/online.json",
+    "results/bench/online-confirm/rest/online.json",
+    "results/bench/online-start/online.json",
+    "results/bench/online-start-rest/online.json",
+    "results/bench/online-photos-start/online.json",
+    "results/bench/online-whole-epochs/online.json",
+    "results/bench/online-final/online.json",
+    "results/bench/online-final-demo/online.json",
+    "results/bench/online-final-rest/online.json",
+)
+ACCURACY = (
+    "results/bench/accuracy.json",
+    "results/bench/accuracy-images/accuracy.json",
+    "results/bench/accuracy-epochs/before/accuracy.json",
+    "results/bench/accuracy-epochs/after/accuracy.json",
+    "results/bench/accuracy-in-memory/accuracy.json",
+    "results/bench/accuracy-tokenizer-persist/accuracy.json",
+)
 OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
@@ -55,13 +68,21 @@ GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 H200 = "results/gpu/raw/2026-11-26/"
 H100 = "results/gpu/raw/2026-11-26-h100/"
 # The H100's bursts against steady windows, four burst settings (results/gpu/session11.sh).
-H100_ACCURACY = ("accuracy-trials.json", "accuracy-record.json", "accuracy-long.json",
-                 "accuracy-late.json")
+H100_ACCURACY = (
+    "accuracy-trials.json",
+    "accuracy-record.json",
+    "accuracy-long.json",
+    "accuracy-late.json",
+)
 # The evening's H200 calls (session14/15.sh): w16 and w8, then w8 under three burst settings. Its
 # verify was cut by the call's time limit and left no JSON (the write-up quotes its log).
 H200_EVENING = "results/gpu/raw/2026-11-26-h200-evening/"
-H200_EVENING_ACCURACY = ("accuracy.json", "accuracy-trial.json", "accuracy-long.json",
-                         "accuracy-late.json")
+H200_EVENING_ACCURACY = (
+    "accuracy.json",
+    "accuracy-trial.json",
+    "accuracy-long.json",
+    "accuracy-late.json",
+)
 # 2026-11-27 on an H100 (session16.sh): bursts against windows with the order alternating.
 H100_ALTERNATING = "results/gpu/raw/2026-11-27-h100/"
 
@@ -85,8 +106,14 @@ def _sections(files: tuple[str, ...], model, table, targets) -> list[str]:
             continue
         source, data = _load(rel)
         report = model.model_validate(data)
-        lines += [f"## `{report.command}`", "", *_stamped(source, table(report)), targets(report), "",
-                  *notes_lines(report)]
+        lines += [
+            f"## `{report.command}`",
+            "",
+            *_stamped(source, table(report)),
+            targets(report),
+            "",
+            *notes_lines(report),
+        ]
     return lines
 
 
@@ -103,74 +130,127 @@ def offline_page() -> str:
     if (ROOT / UNSEEN).exists():  # a run not committed yet
         unseen_source, unseen_data = _load(UNSEEN)
         unseen_report = BenchReport.model_validate(unseen_data)
-        unseen = ["## Workloads the tuner was not developed on", "",
-                  "Heavy-tailed item latency, large numpy items, tiny epochs with an expensive"
-                  " open, a collate-heavy loader (held out: never run while the tuner was"
-                  " developed) and a pure-Python tokenizer, in a run of their own.", "",
-                  *_stamped(unseen_source, headline(unseen_report)),
-                  bench_targets(unseen_report), ""]
-    return "\n".join([
-        "# Offline tuning: `autotune bench`", "",
-        "Each workload is tuned three times (seeds 0-2) with the default 60 s budget, against"
-        " an exhaustive grid over the same space, PyTorch's defaults and the"
-        " `num_workers = CPUs` heuristic, all re-measured side by side; each tuning's recorded"
-        " rate is then checked"
-        " against steady windows of a plain training loop. Every column shows the **worst** of"
-        " the three tunings on its own measure. Columns and targets:"
-        " [How it works: the search](../how-it-works/search.md#the-bench).", "",
-        *_stamped(source, table), bench_targets(report), "", *notes_lines(report), *unseen,
-        *_sections(OFFLINE_RERUNS, BenchReport, headline, bench_targets),
-        "## Earlier: `autotune bench --quick`", "",
-        quick.stamp(), "", '!!! note "Historical record"', f"    {quick.historical}", "",
-        "Its table is in `results/bench/bench-quick.md`, in that day's format.", ""])
+        unseen = [
+            "## Workloads the tuner was not developed on",
+            "",
+            "Heavy-tailed item latency, large numpy items, tiny epochs with an expensive"
+            " open, a collate-heavy loader (held out: never run while the tuner was"
+            " developed) and a pure-Python tokenizer, in a run of their own.",
+            "",
+            *_stamped(unseen_source, headline(unseen_report)),
+            bench_targets(unseen_report),
+            "",
+        ]
+    return "\n".join(
+        [
+            "# Offline tuning: `autotune bench`",
+            "",
+            "Each workload is tuned three times (seeds 0-2) with the default 60 s budget, against"
+            " an exhaustive grid over the same space, PyTorch's defaults and the"
+            " `num_workers = CPUs` heuristic, all re-measured side by side; each tuning's recorded"
+            " rate is then checked"
+            " against steady windows of a plain training loop. Every column shows the **worst** of"
+            " the three tunings on its own measure. Columns and targets:"
+            " [How it works: the search](../how-it-works/search.md#the-bench).",
+            "",
+            *_stamped(source, table),
+            bench_targets(report),
+            "",
+            *notes_lines(report),
+            *unseen,
+            *_sections(OFFLINE_RERUNS, BenchReport, headline, bench_targets),
+            "## Earlier: `autotune bench --quick`",
+            "",
+            quick.stamp(),
+            "",
+            '!!! note "Historical record"',
+            f"    {quick.historical}",
+            "",
+            "Its table is in `results/bench/bench-quick.md`, in that day's format.",
+            "",
+        ]
+    )
 
 
 def online_page() -> str:
-    lines = ["# Online tuning: `autotune bench --online`", "",
-             "A fixed training runs three ways: (a) PyTorch's defaults, (b) `autotune.DataLoader`"
-             " tuning online from them, (c) the exhaustive grid's best from step 0, the ideal no"
-             " tuner can beat. *(b)/(c) whole run* includes the exploration; *after tuning* starts"
-             " where (b) stopped exploring. Targets: ≥ 0.95 whole run, ≥ 0.97 after tuning."
-             " `--ranks 2` runs each way as two DDP ranks on one node, against the best per-rank"
-             " configuration from step 0. The short run (`short-run`: 160 steps in all, its"
-             " length told to (b)) is judged against the fastest hand-set configuration over the"
-             " same 160 steps.", "", "## Per workload, the newest figures", "", *summary(ONLINE),
-             "## Every run", ""]
+    lines = [
+        "# Online tuning: `autotune bench --online`",
+        "",
+        "A fixed training runs three ways: (a) PyTorch's defaults, (b) `autotune.DataLoader`"
+        " tuning online from them, (c) the exhaustive grid's best from step 0, the ideal no"
+        " tuner can beat. *(b)/(c) whole run* includes the exploration; *after tuning* starts"
+        " where (b) stopped exploring. Targets: ≥ 0.95 whole run, ≥ 0.97 after tuning."
+        " `--ranks 2` runs each way as two DDP ranks on one node, against the best per-rank"
+        " configuration from step 0. The short run (`short-run`: 160 steps in all, its"
+        " length told to (b)) is judged against the fastest hand-set configuration over the"
+        " same 160 steps.",
+        "",
+        "## Per workload, the newest figures",
+        "",
+        *summary(ONLINE),
+        "## Every run",
+        "",
+    ]
     lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
     if (ROOT / TUTORIAL_CHECK).exists():
-        lines += ["## A real short script under `autotune run`", "",
-                  "A 160-step training in the shape of PyTorch's *Data Loading Optimization*"
-                  " tutorial (`tests/frameworks/tutorial_short.py`: 512 items of 5 ms, a small CNN"
-                  " on the CPU), run four ways in alternating order, 3 rounds: its baseline loader,"
-                  " its hand-tuned one, and the baseline script unmodified under `autotune run`"
-                  " with and without `--epochs 10`. *training*: the script's own time from before"
-                  " the first `iter()` to the last step; *process*: the whole command's.", "",
-                  "```", (ROOT / TUTORIAL_CHECK).read_text().rstrip(), "```", ""]
+        lines += [
+            "## A real short script under `autotune run`",
+            "",
+            "A 160-step training in the shape of PyTorch's *Data Loading Optimization*"
+            " tutorial (`tests/frameworks/tutorial_short.py`: 512 items of 5 ms, a small CNN"
+            " on the CPU), run four ways in alternating order, 3 rounds: its baseline loader,"
+            " its hand-tuned one, and the baseline script unmodified under `autotune run`"
+            " with and without `--epochs 10`. *training*: the script's own time from before"
+            " the first `iter()` to the last step; *process*: the whole command's.",
+            "",
+            "```",
+            (ROOT / TUTORIAL_CHECK).read_text().rstrip(),
+            "```",
+            "",
+        ]
     if (ROOT / REPEATED_RUNS).exists():
-        lines += ["## Repeated runs: the memory of earlier runs", "",
-                  "The same tutorial-shaped script run 3 times in a row under `autotune run` with"
-                  " one memory folder (a fresh one each round), each run paired with the"
-                  " tutorial's hand-tuned loader (`w4 pf2 persist`) run next to it, the order"
-                  " flipped by round, 3 rounds; the figure is hand-tuned time over `autotune run`"
-                  " time. Then a drifted workload: a run at 5 ms items, then one at 20 ms items"
-                  " (same dataset, same memory). Targets: run 1 ≥ 0.95, runs 2 and 3 ≥ 0.99;"
-                  " the drift detected, exploring started again in the first epochs.", "",
-                  "```", (ROOT / REPEATED_RUNS).read_text().rstrip(), "```", "",
-                  "The machine was shared with other engineers' work: the hand-tuned runs' times"
-                  " swung 3x within minutes, so these ratios cannot evaluate the targets"
-                  " (`results/bench/repeated-runs/notes.md`).", ""]
+        lines += [
+            "## Repeated runs: the memory of earlier runs",
+            "",
+            "The same tutorial-shaped script run 3 times in a row under `autotune run` with"
+            " one memory folder (a fresh one each round), each run paired with the"
+            " tutorial's hand-tuned loader (`w4 pf2 persist`) run next to it, the order"
+            " flipped by round, 3 rounds; the figure is hand-tuned time over `autotune run`"
+            " time. Then a drifted workload: a run at 5 ms items, then one at 20 ms items"
+            " (same dataset, same memory). Targets: run 1 ≥ 0.95, runs 2 and 3 ≥ 0.99;"
+            " the drift detected, exploring started again in the first epochs.",
+            "",
+            "```",
+            (ROOT / REPEATED_RUNS).read_text().rstrip(),
+            "```",
+            "",
+            "The machine was shared with other engineers' work: the hand-tuned runs' times"
+            " swung 3x within minutes, so these ratios cannot evaluate the targets"
+            " (`results/bench/repeated-runs/notes.md`).",
+            "",
+        ]
     if (ROOT / TORCHRUN_TWICE).exists():
-        lines += ["Two DDP ranks (`tests/frameworks/ddp_train.py` under torchrun) run twice with one"
-                  " memory, a functional check:", "",
-                  "```", (ROOT / TORCHRUN_TWICE).read_text().rstrip(), "```", ""]
+        lines += [
+            "Two DDP ranks (`tests/frameworks/ddp_train.py` under torchrun) run twice with one"
+            " memory, a functional check:",
+            "",
+            "```",
+            (ROOT / TORCHRUN_TWICE).read_text().rstrip(),
+            "```",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def accuracy_page() -> str:
-    lines = ["# Burst accuracy: `autotune bench --accuracy`", "",
-             "Does a short burst measure the rate a configuration sustains? Each configuration's"
-             " median burst (run exactly as a tuner trial) over its median 20 s steady window;"
-             " target within ±5%.", ""]
+    lines = [
+        "# Burst accuracy: `autotune bench --accuracy`",
+        "",
+        "Does a short burst measure the rate a configuration sustains? Each configuration's"
+        " median burst (run exactly as a tuner trial) over its median 20 s steady window;"
+        " target within ±5%.",
+        "",
+    ]
     lines += _sections(ACCURACY, AccuracyReport, accuracy_table, lambda report: "")
     return "\n".join(lines)
 
@@ -178,20 +258,29 @@ def accuracy_page() -> str:
 def overhead_page() -> str:
     source, data = _load(OVERHEAD)
     rows = ["| variant | pairs | overhead (median of pairs) |", "|---|---:|---:|"]
-    rows += [f"| {name} | {v['pairs']} | {v['overhead_pct']:+.2f}% |" for name, v in data["variants"].items()]
+    rows += [
+        f"| {name} | {v['pairs']} | {v['overhead_pct']:+.2f}% |"
+        for name, v in data["variants"].items()
+    ]
     stage = data.get("stage_cost") or {}
     accounted = data.get("accounted") or {}
-    return "\n".join([
-        "# Overhead of autotune's measuring: `autotune overhead`", "",
-        "A plain loop and an instrumented one alternate on one loader in short segments; the"
-        " control row (plain against plain) shows the machine's own noise. Where the noise is"
-        " larger than the 2% budget, the directly accounted cost decides.", "",
-        *_stamped(source, "\n".join(rows)),
-        "Accounted on the training thread: at most"
-        f" **{accounted.get('bound_pct', float('nan')):.2f}%** of the step; per-stage timing"
-        f" inside the workers: at most **{stage.get('bound_pct', float('nan')):.2f}%**"
-        f" of a worker's CPU. Control noise {data['noise_pct']:.1f}%; within budget:"
-        f" {'yes' if data['within_budget'] else 'no'}.", ""])
+    return "\n".join(
+        [
+            "# Overhead of autotune's measuring: `autotune overhead`",
+            "",
+            "A plain loop and an instrumented one alternate on one loader in short segments; the"
+            " control row (plain against plain) shows the machine's own noise. Where the noise is"
+            " larger than the 2% budget, the directly accounted cost decides.",
+            "",
+            *_stamped(source, "\n".join(rows)),
+            "Accounted on the training thread: at most"
+            f" **{accounted.get('bound_pct', float('nan')):.2f}%** of the step; per-stage timing"
+            f" inside the workers: at most **{stage.get('bound_pct', float('nan')):.2f}%**"
+            f" of a worker's CPU. Control noise {data['noise_pct']:.1f}%; within budget:"
+            f" {'yes' if data['within_budget'] else 'no'}.",
+            "",
+        ]
+    )
 
 
 def gpu_page() -> str:
@@ -199,59 +288,91 @@ def gpu_page() -> str:
     m = recipe["measured"]
     tuned = LoaderConfig.from_params({**recipe["dataloader"], **recipe["transfer"]}).label()
     online_src, online = _load(GPU_ONLINE)
-    return "\n".join([
-        "# On a GPU", "",
-        "The GPU sessions' own write-ups, with every command and raw log, are"
-        " `results/gpu/2026-11-22-h100.md`, `results/gpu/2026-11-23-h100.md`,"
-        " `results/gpu/2026-11-26-h200.md`, `results/gpu/2026-11-26-h100.md`,"
-        " `results/gpu/2026-11-26-h200-evening.md` and `results/gpu/2026-11-27-h100.md`.", "",
-        "## Offline: `autotune tune --device cuda` on the demo", "",
-        *_stamped(recipe_src,
-                  "| | samples/s |\n|---|---:|\n"
-                  f"| PyTorch defaults | {m['baseline_samples_per_s']:.1f} |\n"
-                  f"| tuned: `{tuned}` |"
-                  f" {m['samples_per_s']:.1f} ({m['speedup']:.2f}x) |"),
-        "## Online: `autotune.DataLoader` on the demo", "",
-        *_online_rows([(online_src, online), _load(H200 + "online-demo.json"),
-                       _load(H100 + "online-demo.json")]),
-        *recorded_truth("H200", H200, ("accuracy.json",), "2026-11-26-h200.md"),
-        *recorded_truth("H100", H100, H100_ACCURACY, "2026-11-26-h100.md"),
-        *recorded_truth("H200, evening", H200_EVENING, H200_EVENING_ACCURACY,
-                        "2026-11-26-h200-evening.md", verify=False),
-        *recorded_truth("H100, order alternating", H100_ALTERNATING, ("accuracy.json",),
-                        "2026-11-27-h100.md", verify=False),
-    ])
+    return "\n".join(
+        [
+            "# On a GPU",
+            "",
+            "The GPU sessions' own write-ups, with every command and raw log, are"
+            " `results/gpu/2026-11-22-h100.md`, `results/gpu/2026-11-23-h100.md`,"
+            " `results/gpu/2026-11-26-h200.md`, `results/gpu/2026-11-26-h100.md`,"
+            " `results/gpu/2026-11-26-h200-evening.md` and `results/gpu/2026-11-27-h100.md`.",
+            "",
+            "## Offline: `autotune tune --device cuda` on the demo",
+            "",
+            *_stamped(
+                recipe_src,
+                "| | samples/s |\n|---|---:|\n"
+                f"| PyTorch defaults | {m['baseline_samples_per_s']:.1f} |\n"
+                f"| tuned: `{tuned}` |"
+                f" {m['samples_per_s']:.1f} ({m['speedup']:.2f}x) |",
+            ),
+            "## Online: `autotune.DataLoader` on the demo",
+            "",
+            *_online_rows(
+                [
+                    (online_src, online),
+                    _load(H200 + "online-demo.json"),
+                    _load(H100 + "online-demo.json"),
+                ]
+            ),
+            *recorded_truth("H200", H200, ("accuracy.json",), "2026-11-26-h200.md"),
+            *recorded_truth("H100", H100, H100_ACCURACY, "2026-11-26-h100.md"),
+            *recorded_truth(
+                "H200, evening",
+                H200_EVENING,
+                H200_EVENING_ACCURACY,
+                "2026-11-26-h200-evening.md",
+                verify=False,
+            ),
+            *recorded_truth(
+                "H100, order alternating",
+                H100_ALTERNATING,
+                ("accuracy.json",),
+                "2026-11-27-h100.md",
+                verify=False,
+            ),
+        ]
+    )
 
 
 def _online_rows(runs: list[tuple[Source, Any]]) -> list[str]:
     lines: list[str] = []
     for src, online in runs:
         r = online["rounds"][0]
-        lines += _stamped(src,
-                          "| chose | steps exploring | exploration cost | (b)/(c) whole run |"
-                          " (b)/(c) after tuning | ideal (c) |\n"
-                          "|---|---:|---:|---:|---:|---|\n"
-                          f"| {r['chosen']} | {r['exploration_ended_at']} | {r['exploration_cost_s']:.1f} s |"
-                          f" {r['whole']:.3f} | {r['after']:.3f} | {online['ideal']} |")
+        lines += _stamped(
+            src,
+            "| chose | steps exploring | exploration cost | (b)/(c) whole run |"
+            " (b)/(c) after tuning | ideal (c) |\n"
+            "|---|---:|---:|---:|---:|---|\n"
+            f"| {r['chosen']} | {r['exploration_ended_at']} | {r['exploration_cost_s']:.1f} s |"
+            f" {r['whole']:.3f} | {r['after']:.3f} | {online['ideal']} |",
+        )
     return lines
 
 
-def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: str,
-                   verify: bool = True) -> list[str]:
+def recorded_truth(
+    gpu: str, folder: str, accuracy: tuple[str, ...], write_up: str, verify: bool = True
+) -> list[str]:
     """The recorded figure against `autotune verify` (where its JSON was kept), and bursts against
     steady windows, on one GPU."""
     title = "The recorded figure against plain loops" if verify else "Bursts against plain loops"
-    lines = [f"## {title} ({gpu})", "",
-             f"Written up, with the causes found so far, in `results/gpu/{write_up}`.", ""]
+    lines = [
+        f"## {title} ({gpu})",
+        "",
+        f"Written up, with the causes found so far, in `results/gpu/{write_up}`.",
+        "",
+    ]
     if verify:
         verify_src, data = _load(folder + "demo-verify.json")
         t = data["tuned"]
-        lines += _stamped(verify_src,
-                          "| | recorded | verified (plain loop) | recorded vs verified |\n|---|---:|---:|---:|\n"
-                          f"| `{t['label']}` | {data['recorded_samples_per_s']:.1f} |"
-                          f" {data['verified_samples_per_s']:.1f}"
-                          f" ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
-                          f" {data['difference_pct']:+.1f}% |")
+        lines += _stamped(
+            verify_src,
+            "| | recorded | verified (plain loop) | recorded vs verified |\n|---|---:|---:|---:|\n"
+            f"| `{t['label']}` | {data['recorded_samples_per_s']:.1f} |"
+            f" {data['verified_samples_per_s']:.1f}"
+            f" ({', '.join(f'{x:.1f}' for x in t['samples_per_s'])}) |"
+            f" {data['difference_pct']:+.1f}% |",
+        )
     # Pooled per configuration, over the files that measured it: the same configuration under
     # several burst settings, never one configuration's bursts against another's windows.
     pooled: dict[str, tuple[list[float], list[float], set[str]]] = {}
@@ -267,30 +388,47 @@ def recorded_truth(gpu: str, folder: str, accuracy: tuple[str, ...], write_up: s
     for config, (bursts, steady, files) in pooled.items():
         if len(files) > 1 and bursts and steady:
             b, s = statistics.fmean(bursts), statistics.fmean(steady)
-            lines += [f"All {len(bursts)} bursts of `{config}` together average {b:.1f} samples/s,"
-                      f" and the steady windows beside them {s:.1f}: a ratio of **{b / s:.3f}**.", ""]
+            lines += [
+                f"All {len(bursts)} bursts of `{config}` together average {b:.1f} samples/s,"
+                f" and the steady windows beside them {s:.1f}: a ratio of **{b / s:.3f}**.",
+                "",
+            ]
     return lines
 
 
 def index_page() -> str:
-    lines = ["# Benchmarks", "",
-             "Every figure on these pages is read, by `python docs/gen/pages.py`, from a committed file"
-             " under `results/` (or an example recipe), and printed with that file's date, commit,"
-             " machine and command. Files measured before the bench recorded its commit carry the"
-             " commit that added them (git history) and are marked as historical records.", "",
-             "- [Offline tuning](offline.md) · [Online tuning](online.md) ·"
-             " [Burst accuracy](accuracy.md) · [Overhead](overhead.md) · [GPU](gpu.md)", "",
-             "## Every results file", "",
-             "| file | command | measured | commit | machine | status |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Every figure on these pages is read, by `python docs/gen/pages.py`, from a committed file"
+        " under `results/` (or an example recipe), and printed with that file's date, commit,"
+        " machine and command. Files measured before the bench recorded its commit carry the"
+        " commit that added them (git history) and are marked as historical records.",
+        "",
+        "- [Offline tuning](offline.md) · [Online tuning](online.md) ·"
+        " [Burst accuracy](accuracy.md) · [Overhead](overhead.md) · [GPU](gpu.md)",
+        "",
+        "## Every results file",
+        "",
+        "| file | command | measured | commit | machine | status |",
+        "|---|---|---|---|---|---|",
+    ]
     for path in [*all_results(), ROOT / GPU_RECIPE]:
         s, _ = read(path)
         status = "historical" if s.historical else "current"
-        lines.append(f"| [`{s.path}`]({s.link()}) | `{s.command.replace('|', '/')}` | {s.date} |"
-                     f" `{s.commit}` | {s.machine} | {status} |")
+        lines.append(
+            f"| [`{s.path}`]({s.link()}) | `{s.command.replace('|', '/')}` | {s.date} |"
+            f" `{s.commit}` | {s.machine} | {status} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def pages() -> dict[str, str]:
-    return {"benchmarks/index.md": index_page(), "benchmarks/offline.md": offline_page(),
-            "benchmarks/online.md": online_page(), "benchmarks/accuracy.md": accuracy_page(),
-            "benchmarks/overhead.md": overhead_page(), "benchmarks/gpu.md": gpu_page()}
+    return {
+        "benchmarks/index.md": index_page(),
+        "benchmarks/offline.md": offline_page(),
+        "benchmarks/online.md": online_page(),
+        "benchmarks/accuracy.md": accuracy_page(),
+        "benchmarks/overhead.md": overhead_page(),
+        "benchmarks/gpu.md": gpu_page(),
+    }

@@ -29,20 +29,36 @@ class Source:
     def stamp(self, page_dir: str = "benchmarks") -> str:
         """The line under every figure: what ran, when, where, on which commit, from which file."""
         mark = " **Historical record.**" if self.historical else ""
-        return (f"*Measured {self.date} on {self.machine}, commit `{self.commit}`:"
-                f" `{self.command}` — [`{self.path}`]({self.link(page_dir)}).*{mark}")
+        return (
+            f"*Measured {self.date} on {self.machine}, commit `{self.commit}`:"
+            f" `{self.command}` — [`{self.path}`]({self.link(page_dir)}).*{mark}"
+        )
 
 
 def _machine(env: dict[str, Any]) -> str:
     gpu = env.get("gpu") or "no GPU"
-    return (f"{env.get('hostname', '?')} ({env.get('usable_cpus', '?')} usable CPUs, {gpu},"
-            f" torch {env.get('torch', '?')})")
+    return (
+        f"{env.get('hostname', '?')} ({env.get('usable_cpus', '?')} usable CPUs, {gpu},"
+        f" torch {env.get('torch', '?')})"
+    )
 
 
 def _git_commit(path: Path) -> str:
     """The commit that added a file that does not record its own (a recipe)."""
-    out = subprocess.run(["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%h", "--",
-                          str(path.relative_to(ROOT))], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(ROOT),
+            "log",
+            "--diff-filter=A",
+            "--format=%h",
+            "--",
+            str(path.relative_to(ROOT)),
+        ],
+        capture_output=True,
+        text=True,
+    )
     found = out.stdout.split()
     return f"{found[-1]} (git history)" if found else "not recorded"
 
@@ -53,16 +69,28 @@ def read(path: Path) -> tuple[Source, Any]:
     rel = str(path.relative_to(ROOT))
     if isinstance(data, dict) and "provenance" in data:
         p = data["provenance"]
-        return Source(rel, p["command"], p["commit"], p["date"], p["machine"], p.get("historical")), data
+        return Source(
+            rel, p["command"], p["commit"], p["date"], p["machine"], p.get("historical")
+        ), data
     if isinstance(data, dict) and "autotune_recipe" in data:  # a committed example recipe
         env = data.get("environment", {})
-        return Source(rel, f"autotune tune{' --device cuda' if env.get('gpu') else ''}",
-                      _git_commit(path), data["created"][:16].replace("T", " ") + " UTC",
-                      _machine(env), f"An example recipe, written {data['created'][:10]}."), data
+        return Source(
+            rel,
+            f"autotune tune{' --device cuda' if env.get('gpu') else ''}",
+            _git_commit(path),
+            data["created"][:16].replace("T", " ") + " UTC",
+            _machine(env),
+            f"An example recipe, written {data['created'][:10]}.",
+        ), data
     created = str(data.get("created", "not recorded"))[:16].replace("T", " ")
-    return Source(rel, data["command"].strip(), data.get("commit") or "not recorded",
-                  f"{created} UTC", _machine(data.get("environment", {})),
-                  data.get("historical")), data
+    return Source(
+        rel,
+        data["command"].strip(),
+        data.get("commit") or "not recorded",
+        f"{created} UTC",
+        _machine(data.get("environment", {})),
+        data.get("historical"),
+    ), data
 
 
 def all_results() -> list[Path]:

@@ -47,8 +47,10 @@ def _say(rank: int, config: str) -> None:
 
 
 def _config(loader) -> str:
-    return (f"w{loader.num_workers} pf{loader.prefetch_factor} persist{loader.persistent_workers}"
-            f" pin{loader.pin_memory}")
+    return (
+        f"w{loader.num_workers} pf{loader.prefetch_factor} persist{loader.persistent_workers}"
+        f" pin{loader.pin_memory}"
+    )
 
 
 def train(rank: int, world: int, items: int, epochs: int, device: str = "cpu") -> None:
@@ -90,9 +92,16 @@ def lightning(items: int, epochs: int) -> None:
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.1)
 
-    trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", devices=2, strategy="ddp",
-                        logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False)
+    trainer = L.Trainer(
+        max_epochs=epochs,
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     loader = DataLoader(Items(items), batch_size=8, shuffle=True)
     trainer.fit(Module(), loader)
     used = trainer.train_dataloader  # Lightning's re-created loader, with its DistributedSampler

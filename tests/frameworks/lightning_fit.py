@@ -40,12 +40,21 @@ def main() -> None:
     items = int(sys.argv[1]) if len(sys.argv) > 1 else 3200
     gpu = len(sys.argv) > 2 and sys.argv[2] == "gpu"  # the tests marked gpu train on one
     torch.manual_seed(0)
-    trainer = L.Trainer(max_epochs=2, accelerator="gpu" if gpu else "cpu", devices=1, logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False)
+    trainer = L.Trainer(
+        max_epochs=2,
+        accelerator="gpu" if gpu else "cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     loader = DataLoader(Items(items), batch_size=8, shuffle=True)
     trainer.fit(Classifier(), loader)
-    print(f"FIT-DONE {trainer.global_step} {type(loader).__module__}.{type(loader).__name__}", flush=True)
+    print(
+        f"FIT-DONE {trainer.global_step} {type(loader).__module__}.{type(loader).__name__}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

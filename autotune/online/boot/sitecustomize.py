@@ -44,10 +44,14 @@ def _install() -> None:
     autotune's failure must not end the training."""
     try:
         from autotune.online.patch import install
+
         install()
     except Exception as exc:  # noqa: BLE001 - whatever it is, the script runs on
-        print(f"autotune run: torch's DataLoader is not tuned in this process ({type(exc).__name__}:"
-              f" {exc}); the script runs with torch's own", file=sys.stderr)
+        print(
+            f"autotune run: torch's DataLoader is not tuned in this process ({type(exc).__name__}:"
+            f" {exc}); the script runs with torch's own",
+            file=sys.stderr,
+        )
 
 
 def _chain() -> None:

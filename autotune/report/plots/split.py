@@ -29,17 +29,27 @@ def plot_split(bars: list[tuple[str, StepSplit]], path: Path) -> Path:
                 continue
             ax.barh(row, ms, left=left, height=0.6, color=PART_COLOURS[part], edgecolor="white")
             if ms >= SHORT_LABEL_SHARE * longest:
-                text = (f"{part}\n{ms:.1f} ms ({pct:.0f}%)" if ms >= FULL_LABEL_SHARE * longest
-                        else f"{pct:.0f}%")
+                text = (
+                    f"{part}\n{ms:.1f} ms ({pct:.0f}%)"
+                    if ms >= FULL_LABEL_SHARE * longest
+                    else f"{pct:.0f}%"
+                )
                 ax.text(left + ms / 2, row, text, ha="center", va="center", fontsize=9)
             left += ms
-        ax.text(left + longest * 0.01, row, f"{split.step_ms:.1f} ms/step", va="center", fontsize=10)
+        ax.text(
+            left + longest * 0.01, row, f"{split.step_ms:.1f} ms/step", va="center", fontsize=10
+        )
     ax.set_yticks(range(len(bars)), [label for label, _ in reversed(bars)], fontsize=10)
     ax.set_xlim(0, longest * 1.2)
     ax.set_xlabel("milliseconds per step", fontsize=11)
-    handles = [Patch(color=PART_COLOURS[part], label=PART_LABELS[part]
-                     + (": n/a, no device copy here" if part == "copy" and no_copy else ""))
-               for part in PARTS]
+    handles = [
+        Patch(
+            color=PART_COLOURS[part],
+            label=PART_LABELS[part]
+            + (": n/a, no device copy here" if part == "copy" and no_copy else ""),
+        )
+        for part in PARTS
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     ax.set_title("Where the step time goes", fontsize=12)
     style_axes(ax)

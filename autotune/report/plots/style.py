@@ -10,8 +10,12 @@ from matplotlib.figure import Figure
 # Colour-blind-safe (Okabe-Ito) colours; a part of the step and the bottleneck it stands for share
 # one.
 PART_COLOURS = {"wait": "#E69F00", "copy": "#CC79A7", "compute": "#009E73", "other": "#7F7F7F"}
-PART_LABELS = {"wait": "waiting for data", "copy": "host->device copy", "compute": "device compute",
-               "other": "other (host work)"}
+PART_LABELS = {
+    "wait": "waiting for data",
+    "copy": "host->device copy",
+    "compute": "device compute",
+    "other": "other (host work)",
+}
 BOTTLENECK_PART = {"input": "wait", "transfer": "copy", "device": "compute", "host": "other"}
 LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
 DPI = 120
