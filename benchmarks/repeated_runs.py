@@ -84,8 +84,8 @@ def main() -> None:
     out = [
         f"# python benchmarks/repeated_runs.py -- "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
-        f"{'+dirty' if dirty else ''}, 2 usable CPUs, no GPU; the machine was shared with"
-        " other engineers' work while it ran (absolute times are noisy: only the pairs compare)"
+        f"{'+dirty' if dirty else ''}, {os.cpu_count()} CPUs, no GPU; load average at the start"
+        f" {os.getloadavg()[0]:.1f} (absolute times are noisy: only the pairs compare)"
     ]
 
     def say(line: str) -> None:
@@ -135,7 +135,7 @@ def main() -> None:
                 else "NOT detected"
             )
         )
-    say(f"total {time.perf_counter() - t0:.0f}s")
+    say(f"total {time.perf_counter() - t0:.0f}s; load average at the end {os.getloadavg()[0]:.1f}")
     (OUT / "repeated_runs.out").write_text("\n".join(out) + "\n")
 
 

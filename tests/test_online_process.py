@@ -234,3 +234,25 @@ def test_an_evaluation_loader_made_anew_at_each_evaluation_keeps_one_report(tmp_
     assert folders == ["Indices-train_loader", "Indices-val_loader"]
     val_report = next((tmp_path / "runs").glob("*-online-Indices-val_loader")) / "report.md"
     assert "Indices-train_loader" in val_report.read_text()  # rewritten by the latest evaluation
+
+
+def test_a_loader_is_named_by_the_whole_assignment_statement_around_its_call(tmp_path):
+    """A formatter puts a call wrapped in another one on a line of its own, which holds no `=`:
+    the statement around the line, not the line, names the loader."""
+    from autotune.online.registry import _assigned
+
+    source = tmp_path / "train.py"
+    source.write_text(
+        "train_loader = prepare(\n"  # 1
+        "    DataLoader(dataset, batch_size=8)\n"  # 2
+        ")\n"  # 3
+        "class Task:\n"  # 4
+        "    def setup(self):\n"  # 5
+        "        self.val_loader: DataLoader = DataLoader(\n"  # 6
+        "            dataset,\n"  # 7
+        "        )\n"  # 8
+        "print(DataLoader(dataset))\n"  # 9
+    )
+    assert _assigned(str(source), 2) == "train_loader"
+    assert _assigned(str(source), 7) == "val_loader"
+    assert _assigned(str(source), 9) is None

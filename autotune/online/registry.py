@@ -6,6 +6,8 @@ loader handed out the last batch (time spent in another loader is no step of thi
 
 from __future__ import annotations
 
+import ast
+import functools
 import os
 import re
 import sys
@@ -148,12 +150,54 @@ def call_site() -> CallSite:
 
 
 def _assigned(filename: str, line: int) -> str | None:
-    """The name a `name = ...DataLoader(` statement assigns, where the source is readable."""
+    """The name that the assignment statement spanning `line` assigns (`train_loader = ...`,
+    `self.loader: DataLoader = ...`), where the source is readable. The whole statement counts:
+    a formatter puts a call wrapped in another one (`loader = prepare(\n    DataLoader(...))`) on
+    a line of its own, which holds no `=`."""
+    spans = [span for span in _assignments(filename) if span[0] <= line <= span[1]]
+    if spans:
+        return min(spans, key=lambda span: span[1] - span[0])[2]  # the innermost statement
     import linecache
 
-    text = linecache.getline(filename, line)
+    text = linecache.getline(filename, line)  # no parsable source: the line alone
     match = re.match(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", text)
     return match.group(1) if match else None
+
+
+@functools.lru_cache(maxsize=32)
+def _assignments(filename: str) -> tuple[tuple[int, int, str], ...]:
+    """(first line, last line, name) of each single-name assignment in the file's source."""
+    import linecache
+
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr = node.targets[0]
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+        else:
+            continue
+        name = _target_name(target)
+        if name is not None:
+            found.append((node.lineno, node.end_lineno or node.lineno, name))
+    return tuple(found)
+
+
+def _target_name(target: ast.expr) -> str | None:
+    """`name` for `name = ...` and `self.name = ...`; None for anything else (tuples, items)."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    ):
+        return target.attr
+    return None
 
 
 def base_name(dataset: Any, site: CallSite) -> str:
