@@ -121,7 +121,10 @@ def test_leaking_workers_teach_the_guard_to_skip_larger_pools(tmp_path, monkeypa
     # are the tuner's own. Measured with real leaking workers, the per-worker figure depended on
     # how many items a 0.3 s burst served and whether the sampler caught the peak: on a loaded
     # machine the leak learnt was small enough that the larger pool fitted (one CI failure).
-    monkeypatch.setattr(trial_runner, "tree_memory_mib", lambda: (MAIN_MIB, MAIN_MIB))
+    # Both readers of the tuner's own memory: the trial runner's and the guard's (its up-front
+    # check refused the budget where the test process itself had grown past it, in a full run).
+    for module in (trial_runner, guard_module):
+        monkeypatch.setattr(module, "tree_memory_mib", lambda: (MAIN_MIB, MAIN_MIB))
 
     def measure(self, config, max_seconds=None, on_progress=None, full_window=False):
         n = config.num_workers

@@ -46,7 +46,8 @@ def test_fifty_bursts_leave_no_process_and_no_memory_behind():
         # The burst ran (its 0.1 s cap may end it before min_steps on a loaded machine: the cap
         # wins, by design; what this test checks is what is left behind).
         assert result.steps >= 1
-        assert child_pids() == before, f"workers left behind after burst {i}"
+        # New children only: one that an earlier test left may end (and leave the set) meanwhile.
+        assert not child_pids() - before, f"workers left behind after burst {i}"
         if i == WARM_BURSTS - 1:
             rss_warm = me.memory_info().rss / MIB
     growth = me.memory_info().rss / MIB - rss_warm
@@ -84,4 +85,4 @@ def test_a_time_limit_inside_worker_start_up_leaves_no_worker_behind():
     before = child_pids()
     with pytest.raises(BurstTimeout):
         run_burst(workload, LoaderConfig(num_workers=2), torch.device("cpu"), settings)
-    assert child_pids() == before
+    assert not child_pids() - before

@@ -53,12 +53,24 @@ def _config(loader) -> str:
     )
 
 
+def _fixed() -> dict:
+    """A fixed loader configuration per rank, as a bench's baseline gives it: $DDP_LOADER, e.g.
+    `num_workers=3,prefetch_factor=4,persistent_workers=1`; none by default."""
+    given = os.environ.get("DDP_LOADER", "")
+    pairs = (item.split("=") for item in given.split(",") if item)
+    return {
+        key: int(value) if key != "persistent_workers" else bool(int(value)) for key, value in pairs
+    }
+
+
 def train(rank: int, world: int, items: int, epochs: int, device: str = "cpu") -> None:
     """A plain DDP loop: DistributedSampler, set_epoch, an all-reduce in every backward."""
     model = nn.parallel.DistributedDataParallel(nn.Linear(8, 2).to(device))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     data = Items(items)
-    loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data, world, rank, seed=0))
+    loader = DataLoader(
+        data, batch_size=8, sampler=DistributedSampler(data, world, rank, seed=0), **_fixed()
+    )
     for epoch in range(epochs):
         loader.sampler.set_epoch(epoch)
         for x, y in loader:
