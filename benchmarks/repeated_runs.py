@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from autotune.made_by import git_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/tutorial_short.py"
@@ -72,19 +74,11 @@ def brief(summary: str) -> str:
 
 
 def main() -> None:
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    ).stdout.strip()
+    commit = git_commit()
     out = [
         f"# python benchmarks/repeated_runs.py -- "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
-        f"{'+dirty' if dirty else ''}, {os.cpu_count()} CPUs, no GPU; load average at the start"
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit},"
+        f" {os.cpu_count()} CPUs, no GPU; load average at the start"
         f" {os.getloadavg()[0]:.1f} (absolute times are noisy: only the pairs compare)"
     ]
 

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from autotune.made_by import git_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/ddp_train.py"
@@ -26,9 +28,7 @@ def port() -> str:
 
 
 def main() -> None:
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
+    commit = git_commit()
     out = [
         f"# python benchmarks/torchrun_twice.py -- "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit},"
@@ -47,19 +47,7 @@ def main() -> None:
                 "--memory",
                 memory,
                 "--",
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                "--nproc-per-node",
-                "2",
-                "--master-addr",
-                "127.0.0.1",
-                "--master-port",
-                port(),
-                str(SCRIPT),
-                "torchrun",
-                "3200",
-                "2",
+                *_torchrun(),
             ]
             t0 = time.perf_counter()
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
