@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import linecache
 import os
 import re
 import sys
@@ -157,8 +158,6 @@ def _assigned(filename: str, line: int) -> str | None:
     spans = [span for span in _assignments(filename) if span[0] <= line <= span[1]]
     if spans:
         return min(spans, key=lambda span: span[1] - span[0])[2]  # the innermost statement
-    import linecache
-
     text = linecache.getline(filename, line)  # no parsable source: the line alone
     match = re.match(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", text)
     return match.group(1) if match else None
@@ -167,8 +166,6 @@ def _assigned(filename: str, line: int) -> str | None:
 @functools.lru_cache(maxsize=32)
 def _assignments(filename: str) -> tuple[tuple[int, int, str], ...]:
     """(first line, last line, name) of each single-name assignment in the file's source."""
-    import linecache
-
     try:
         tree = ast.parse("".join(linecache.getlines(filename)))
     except (SyntaxError, ValueError):
