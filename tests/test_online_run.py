@@ -53,6 +53,22 @@ def test_torch_dataloader_is_autotunes_once_torch_is_imported(tmp_path):
     assert "True True True [[0, 1], [2, 3]]" in out
 
 
+@pytest.mark.parametrize("main", ["torch.distributed.run", "accelerate.commands.launch"])
+def test_a_launcher_process_is_left_unpatched(tmp_path, main):
+    """torchrun and the like only start the ranks, which patch themselves: the launcher does not
+    pay autotune's import before any rank starts."""
+    out = _run_under_boot(
+        tmp_path,
+        f"""
+        import sys, types
+        sys.modules["__main__"].__spec__ = types.SimpleNamespace(name="{main}")
+        import torch.utils.data
+        print(torch.utils.data.DataLoader.__module__, "autotune" in sys.modules)
+    """,
+    )
+    assert out.split() == ["torch.utils.data.dataloader", "False"]
+
+
 def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import torch
 
 from autotune.online.index_stream import IndexStream
-from autotune.online.inner import timed, unwatched
+from autotune.online.inner import stopped_before_torch_exits, timed, unwatched
 from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
 
@@ -107,6 +107,7 @@ class OnlineEpoch(Iterator[Any]):
                     raise
                 config = fallback
                 continue
+            s.guard.call(stopped_before_torch_exits, self._inner)
             if config != s.given:
                 s.guard.call(unwatched, self._inner)
                 s.guard.call(timed, self._inner, s.inner.candidate_timeout_s)

@@ -5,7 +5,11 @@ loader once: they refer to nothing of it (see index_stream.Feed)."""
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sized
 
@@ -15,6 +19,8 @@ from torch.utils.data import IterableDataset
 
 from autotune.online.index_stream import Feed, StreamSampler
 from autotune.space.config import LoaderConfig
+
+log = logging.getLogger("autotune")
 
 # torch's own class, even where torch.utils.data(.dataloader).DataLoader was replaced by a subclass.
 TORCH_DATALOADER: type = next(
@@ -114,10 +120,14 @@ def timed(iterator: Any, timeout_s: float) -> None:
     ):  # a persistent pool's, iterated again
         return
     empty_s = [0.0]  # the current run of status checks that found no batch
+    # Held weakly: the iterator holds this function, and a bound method in it would make a cycle
+    # that keeps the pool (a persistent one's workers) alive after the script drops its loader,
+    # until a garbage collection that may come only at exit.
+    owner, method = weakref.ref(iterator), type(iterator)._try_get_data
 
     def try_get_data(*args: Any, **kwargs: Any) -> Any:
         began = time.monotonic()
-        success, data = try_get(*args, **kwargs)
+        success, data = method(owner(), *args, **kwargs)
         empty_s[0] = 0.0 if success else empty_s[0] + time.monotonic() - began
         if empty_s[0] >= timeout_s:
             raise RuntimeError(
@@ -128,3 +138,38 @@ def timed(iterator: Any, timeout_s: float) -> None:
 
     iterator._try_get_data = try_get_data
     iterator._autotune_timed = True
+
+
+_pools: weakref.WeakSet[Any] = weakref.WeakSet()  # pools to stop at exit, before torch's joins
+_pools_owner: list[int] = []  # the process they belong to: a forked child inherits the set
+
+
+def stopped_before_torch_exits(iterator: Any) -> None:
+    """For a pool with persistent workers and pinned memory, torch registers an atexit join of
+    each worker (a 5 s timeout, then terminate), so that they outlive its pin-memory thread. A
+    pool still alive at exit was never told to stop, so each join waits out its timeout: 5 s a
+    worker after the script's last line (20 s for imagenet's 4 workers, results/gpu). autotune
+    made the pool persistent where the script may not have, so its pools stop first: this
+    handler is registered after torch's, and atexit runs the last registered first."""
+    if not (
+        getattr(iterator, "_persistent_workers", False) and getattr(iterator, "_pin_memory", False)
+    ):
+        return
+    if _pools_owner != [os.getpid()]:
+        _pools.clear()
+        _pools_owner[:] = [os.getpid()]
+    _pools.add(iterator)
+    atexit.unregister(stop_pools)
+    atexit.register(stop_pools)
+
+
+def stop_pools() -> None:
+    """Every pool stopped_before_torch_exits() took, stopped the way its loader's end stops it."""
+    if _pools_owner != [os.getpid()]:
+        return
+    for iterator in list(_pools):
+        try:
+            iterator._shutdown_workers()
+        except Exception:  # noqa: BLE001 - exiting: torch's own joins remain the fallback
+            log.debug("autotune: stopping a pool at exit raised", exc_info=True)
+    _pools.clear()

@@ -5,7 +5,9 @@ seconds since start, optionally under cProfile (main thread), to see where a run
 """
 
 import cProfile
+import faulthandler
 import logging
+import os
 import runpy
 import sys
 import time
@@ -13,11 +15,27 @@ import time
 T0 = time.perf_counter()
 
 
+# $LOGGED_DUMP_ON="TEXT:N": once TEXT has been written N times, every thread's stack is dumped
+# every 2 s (faulthandler, no ptrace needed) and $LOGGED_DUMP_ON's trigger file names this pid,
+# for a watcher to py-spy the process tree: where a run's time goes after its last line.
+DUMP_ON = os.environ.get("LOGGED_DUMP_ON", "")
+DUMP_TEXT, _, DUMP_COUNT = DUMP_ON.rpartition(":")
+TRIGGER = os.environ.get("LOGGED_TRIGGER", "/tmp/logged.trigger")
+
+
 class Stamped:
+    seen = 0
+
     def __init__(self, stream):
         self.stream, self.fresh = stream, True
 
     def write(self, text):
+        if DUMP_TEXT and DUMP_TEXT in text:
+            Stamped.seen += 1
+            if Stamped.seen == int(DUMP_COUNT):
+                faulthandler.dump_traceback_later(2, repeat=True, file=sys.__stderr__)
+                with open(TRIGGER, "w") as f:
+                    f.write(str(os.getpid()))
         for part in text.splitlines(keepends=True):
             if self.fresh:
                 self.stream.write(f"[{time.perf_counter() - T0:7.2f}] ")

@@ -17,6 +17,19 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+# Processes that only start others: torchrun and torch.distributed.launch, accelerate's and
+# DeepSpeed's launchers. Their ranks are patched as they start; patching the launcher itself would
+# add autotune's import time before any rank starts, for a DataLoader it never makes.
+LAUNCHER_MODULES = (
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "accelerate.commands.launch",
+    "accelerate.commands.accelerate_cli",
+    "deepspeed.launcher.runner",
+    "deepspeed.launcher.launch",
+)
+LAUNCHER_COMMANDS = ("torchrun", "accelerate", "deepspeed")
+
 
 class PatchAfterTorch(importlib.abc.MetaPathFinder):
     """Finds `torch` as the other finders would, and patches once its module has executed."""
@@ -38,10 +51,20 @@ class PatchAfterTorch(importlib.abc.MetaPathFinder):
         return spec
 
 
+def launcher() -> bool:
+    """Whether this process is one of the launchers (its main module, or its command)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(spec, "name", None) in LAUNCHER_MODULES:
+        return True
+    return bool(sys.argv) and os.path.basename(sys.argv[0]) in LAUNCHER_COMMANDS
+
+
 def _install() -> None:
     """Patch torch's DataLoader; where autotune itself cannot be imported or patch (a broken
     install, a missing dependency), say so in one line and leave the script torch's own loader:
     autotune's failure must not end the training."""
+    if launcher():
+        return
     try:
         from autotune.online.patch import install
 
