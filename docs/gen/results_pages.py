@@ -295,7 +295,8 @@ def gpu_page() -> str:
             "The GPU sessions' own write-ups, with every command and raw log, are"
             " `results/gpu/2026-11-22-h100.md`, `results/gpu/2026-11-23-h100.md`,"
             " `results/gpu/2026-11-26-h200.md`, `results/gpu/2026-11-26-h100.md`,"
-            " `results/gpu/2026-11-26-h200-evening.md` and `results/gpu/2026-11-27-h100.md`.",
+            " `results/gpu/2026-11-26-h200-evening.md`, `results/gpu/2026-11-27-h100.md`,"
+            " `results/gpu/2026-11-27-h200-evening.md` and `results/gpu/2026-11-27-h200-night.md`.",
             "",
             "## Offline: `autotune tune --device cuda` on the demo",
             "",
