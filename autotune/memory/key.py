@@ -27,7 +27,7 @@ def machine(gpu: str | None, ranks: int | None = None) -> dict[str, Any]:
     """The machine as the choice depends on it: the CPUs this rank may use, the ranks sharing
     them, the GPU model (None on a CPU run) and the RAM."""
     # Here, not at the top: the space package imports torch, and `autotune run` reads its options
-    # (which name the memory's switch, store.OFF) without it.
+    # (which name the memory's switch, memory.OFF) without it.
     from autotune.space.cpus import usable_cpus
 
     cpus = usable_cpus(ranks=ranks)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Mapping
 from pydantic import ValidationError
 
 from autotune.errors import first_error
+from autotune.memory import OFF
 from autotune.memory.key import digest
 from autotune.memory.record import MEMORY_VERSION, Entry
 from autotune.run_paths import cache_root
@@ -34,7 +35,6 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger("autotune")
 ENV_VAR = "AUTOTUNE_MEMORY"  # a folder, or `off`
-OFF = ("off", "0", "false", "no", "none")  # $AUTOTUNE_MEMORY or --memory values that turn it off
 FOLDER = "memory"
 
 

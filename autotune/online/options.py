@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autotune.errors import OptionsError, first_error, json_object
-from autotune.memory.store import OFF as MEMORY_OFF
+from autotune.memory import OFF as MEMORY_OFF
 
 ENV_VAR = "AUTOTUNE_ONLINE"
 # The knobs autotune.DataLoader tunes (the others stay as given). Defined here, not beside the
