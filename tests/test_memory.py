@@ -139,6 +139,33 @@ def test_an_unfinished_exploring_goes_on_where_it_stopped(tmp_path):
     assert "exploring went on from there" in note(resumed.reuse, 32)
 
 
+@pytest.mark.parametrize("reason", [StopReason.BOUND, StopReason.RUN_END])
+def test_an_exploring_cut_short_by_its_bound_goes_on_in_the_next_run(tmp_path, reason):
+    """The bound (a share of the run's time) and the steps a run has left are the run's own: the
+    next run explores on, with its own, where the last one stopped."""
+    whole = _climb()
+    STARVED.run(whole)
+    cut = _climb()
+    STARVED.run(cut, limit=whole.steps // 2)
+    cut._stop(reason)
+    assert not cut.exploring
+    entry = _remembered(tmp_path, cut)
+    assert not entry.exploring_finished
+    resumed = _climb()
+    assert restore(resumed, entry)
+    STARVED.run(resumed)
+    assert resumed.reuse.check is Check.HELD and resumed.stop_reason is StopReason.RESOLVED
+    assert resumed.best.config == whole.best.config
+    assert "exploring went on from there" in note(resumed.reuse, 32)
+
+
+def test_an_exploring_ended_by_the_horizon_over_the_runs_stays_ended(tmp_path):
+    cut = _climb()
+    STARVED.run(cut, limit=40)
+    cut._stop(StopReason.EPOCH_END)
+    assert _remembered(tmp_path, cut).exploring_finished
+
+
 def test_a_drifted_workload_starts_exploring_again_and_says_why(tmp_path):
     first = _climb()
     STARVED.run(first)

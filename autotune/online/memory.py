@@ -22,12 +22,16 @@ from autotune.environment import gpu_name
 from autotune.memory import key as memory_key
 from autotune.memory import store
 from autotune.memory.record import Entry, Source, Windows
-from autotune.online.climb_types import Check, Request, Reuse, with_value
+from autotune.online.climb_types import Check, Request, Reuse, StopReason, with_value
 from autotune.online.measurement import Measurement
 from autotune.online.policy import HillClimb
 from autotune.online.workload import describe
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
+
+# Exploring these cut short is unfinished: the next run, with a bound and steps of its own, goes on
+# from where it stopped. The horizon (EPOCH_END) counts every run's exploring, so it ends it.
+CUT_SHORT = (StopReason.BOUND, StopReason.RUN_END)
 
 # Measurement's fields kept in the memory (its open window is not: a window is one segment's).
 KEPT = tuple(name for name in Windows.model_fields if name != "config")
@@ -52,9 +56,9 @@ class Snapshot:
 
 def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
     """The climb now. A check still under way counts the remembered windows too, and a finished
-    exploring it checks stays finished."""
+    exploring it checks stays finished; one the bound or the run's end cut short is unfinished."""
     checking = climb.checking
-    finished = not climb.exploring or (
+    finished = (not climb.exploring and climb.stop_reason not in CUT_SHORT) or (
         checking and climb.reuse is not None and climb.reuse.finished
     )
     measured = tuple(
