@@ -104,7 +104,7 @@ class Tuner:
             shared=options.study_name is not None,
         )
         self.stop_reason = ""  # why the search phase ended
-        self.workers = SearchRange.of(self.space, options.max_workers)
+        self.workers = SearchRange.of(self.space, cpus, options.max_workers)
 
     @property
     def device(self) -> torch.device:
