@@ -7,7 +7,8 @@
 - whether two configurations tie (`verdict`),
 - whether persistent_workers matters (`persistence_matters`).
 
-Where bursts and windows are treated differently, the difference is one named parameter."""
+Bursts and windows differ in how many pieces their drivers take, and nothing else here: the
+verdict's `least` and `exhausted` say how few a driver judges on and when it takes no more."""
 
 from __future__ import annotations
 
@@ -70,13 +71,13 @@ class Pieces:
         return pooled_rate(self.rates, self.spans) if self.rates else 0.0
 
 
-def noise_cv(groups: Sequence[Pieces], *, exclude_biased: bool) -> float | None:
-    """One piece's relative noise: rate.pooled_cv over the configurations' pieces. With
-    `exclude_biased` (bursts: a search burst selected a configuration for re-measurement), a
-    configuration's fresh pieces stand for it where it has two or more, since the selecting
-    piece widens the spread with its luck, not the machine's noise. Without (windows: the loop's
-    consecutive steps), every piece counts. None until some configuration has two pieces."""
-    return pooled_cv([g.fresh if exclude_biased and len(g.fresh) >= 2 else g.rates for g in groups])
+def noise_cv(groups: Sequence[Pieces]) -> float | None:
+    """One piece's relative noise: rate.pooled_cv over the configurations' pieces, a
+    configuration's fresh pieces standing for it where it has two or more. The pieces that
+    selected it for re-measurement were selected for being high: they widen the spread with
+    their luck, not the machine's noise, bursts and windows alike. None until some configuration
+    has two pieces. Assumes one noise for every configuration (the pooling)."""
+    return pooled_cv([g.fresh if len(g.fresh) >= 2 else g.rates for g in groups])
 
 
 def band(best: Pieces, cand: Pieces, cv: float | None) -> float:

@@ -615,9 +615,8 @@ class HillClimb:
     # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
     def noise_cv(self) -> float | None:
-        """One window's noise: every window counts (the loop's consecutive steps; the offline
-        search leaves out the bursts that selected a configuration)."""
-        return brain.noise_cv([m.pieces for m in self.measured.values()], exclude_biased=False)
+        """One window's noise (decision/verdict.py, as the offline search's of one burst)."""
+        return brain.noise_cv([m.pieces for m in self.measured.values()])
 
     def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
         """`cand` against `best`: a failed one is worse; else the one verdict, open until

@@ -117,7 +117,7 @@ def group(trials: list[TrialRecord]) -> list[Candidate]:
 def noise_cv(candidates: list[Candidate]) -> float | None:
     """Pooled relative standard deviation of one burst; None until something was measured twice.
     The search bursts that selected a configuration are left out where it has two others."""
-    return brain.noise_cv([c.pieces for c in candidates], exclude_biased=True)
+    return brain.noise_cv([c.pieces for c in candidates])
 
 
 def judge(fastest: Candidate, cand: Candidate, cv: float | None, exhausted: bool) -> Verdict:
