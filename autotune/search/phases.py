@@ -195,7 +195,7 @@ def _search(
 ) -> str:
     if ceilings is not None:
         workers.follow_prediction(ceilings, runner.guard)
-        runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+        runner.context = workers.in_context(runner.context)
     # Trial 0 is PyTorch's defaults: every report shows the gain over it.
     seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, workers.space) if ceilings else [])
     queue = Queue(ledger, lambda: workers.space, list(seeds))
@@ -258,7 +258,7 @@ def _grown(runner: TrialRunner, queue: Queue, workers: SearchRange, rules: StopR
     fresh = workers.grow(runner.all_trials(), runner.guard, runner.context)
     if not fresh:
         return False
-    runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+    runner.context = workers.in_context(runner.context)
     queue.first(fresh)
     rules.restart(len(fresh))
     return True

@@ -62,6 +62,10 @@ class SearchRange:
     def space(self) -> SearchSpace:
         return replace(self.knobs, max_workers=self.range.top)
 
+    def in_context(self, context: Context) -> Context:
+        """`context` with the range's top as its max_workers, for the diagnosis."""
+        return replace(context, max_workers=self.range.top)
+
     @property
     def stop(self) -> str | None:
         return self.range.stop
