@@ -16,7 +16,7 @@ from autotune.online.climb_types import ClimbSettings
 from autotune.online.measurement import Measurement
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
-from autotune.search.choose import Candidate, choose, group
+from autotune.search.choose import Candidate, choose, group, recorded
 from autotune.search.confirm import still_tied
 from autotune.search.phases import persistent_twin
 from autotune.search.search_range import SearchRange
@@ -188,3 +188,26 @@ def test_an_explicit_max_workers_above_four_per_cpu_is_honoured_offline_and_onli
     )
     assert default.space.max_workers == default.range.top == unasked.top == 8
     assert default.range.limit == unasked.limit
+
+
+@pytest.mark.parametrize("records", [(99.0, 100.0), ()])
+def test_the_winner_s_figure_comes_from_the_pieces_measured_after_it_was_chosen(records):
+    # Offline: a lucky search burst, two re-measurements, then the record bursts after the
+    # choice. Online: the windows it was chosen on, then those measured again after.
+    trials = [
+        TrialRecord(0, DEAR, TrialStatus.OK, burst(DEAR, 140.0), phase=Phase.SEARCH),
+        TrialRecord(1, DEAR, TrialStatus.OK, burst(DEAR, 100.0), phase=Phase.CONFIRM),
+        TrialRecord(2, DEAR, TrialStatus.OK, burst(DEAR, 101.0), phase=Phase.CONFIRM),
+    ]
+    trials += [
+        TrialRecord(3 + i, DEAR, TrialStatus.OK, burst(DEAR, r), phase=Phase.RECORD)
+        for i, r in enumerate(records)
+    ]
+    (chosen,) = group(trials)
+    windows = Measurement(DEAR, rates=[100.0, 101.0], spans=[1.0, 1.0])
+    windows.remeasure()
+    windows.rates += list(records)
+    windows.spans += [1.0] * len(records)
+    figure = recorded(chosen, trials)
+    assert figure.shown_mean == pytest.approx(windows.shown_mean)
+    assert figure.shown_mean == pytest.approx(sum(records or (100.0, 101.0)) / 2)

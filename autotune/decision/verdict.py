@@ -63,12 +63,15 @@ class Pieces:
         return pooled_rate(self.fresh, self.fresh_spans) if self.fresh else 0.0
 
     @property
+    def shown(self) -> Pieces:
+        """The pieces behind the figure a report records: the fresh ones, else (selected, none
+        fresh yet) every one, so that a configuration is never named without the rate it was
+        chosen on."""
+        return self if self.fresh else Pieces(self.rates, self.spans)
+
+    @property
     def shown_mean(self) -> float:
-        """The figure a report shows: the fresh pieces', else (selected, none fresh yet) every
-        piece's, so that a configuration is never named without the rate it was chosen on."""
-        if self.fresh:
-            return self.mean
-        return pooled_rate(self.rates, self.spans) if self.rates else 0.0
+        return self.shown.mean
 
 
 def noise_cv(groups: Sequence[Pieces]) -> float | None:

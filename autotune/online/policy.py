@@ -281,7 +281,8 @@ class HillClimb:
             m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
-            m.rates, m.spans = m.counted, m.spans[m.fresh_from :]
+            fresh = m.pieces
+            m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
         m.fresh_from = 0
         self.start = m.config
         self.prior_steps = 0  # a new exploration: its horizon from here

@@ -168,6 +168,19 @@ def record_bursts(trials: list[TrialRecord], config: LoaderConfig) -> list[Trial
     return [t for t in trials if t.ok and t.phase == Phase.RECORD and t.config == config]
 
 
+def recorded(chosen: Candidate, trials: list[TrialRecord]) -> Pieces:
+    """The chosen configuration's pieces for its recorded figure (Pieces.shown_mean, as the
+    online climb's): its record bursts, measured after the choice, are the fresh ones; where
+    none ran, its own unbiased bursts stand."""
+    own = chosen.pieces
+    records = record_bursts(trials, chosen.config)
+    return Pieces(
+        own.fresh + tuple(t.rate for t in records),
+        own.fresh_spans + tuple(t.burst.window_s for t in records),
+        len(own.fresh),
+    )
+
+
 def choose(candidates: list[Candidate]) -> Choice | None:
     remeasured = [c for c in candidates if c.n >= 2]
     # One re-measured configuration alone is no contest: where the budget ended after a single
