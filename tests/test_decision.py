@@ -10,6 +10,7 @@ from search_fakes import burst
 
 from autotune.decision import cost as cost_module
 from autotune.decision import rate as rate_module
+from autotune.decision import verdict as verdict_module
 from autotune.decision.cost import cost
 from autotune.decision.rate import error_pct, measured_cv, pooled_rate
 from autotune.decision.worker_range import Evidence, WorkerRange, growth_stop, still_rising
@@ -52,16 +53,18 @@ def test_one_cost_order_with_the_measured_ram_between_prefetch_and_pinning():
 
 
 def test_both_callers_read_the_one_core():
-    import autotune.online.plan as plan
     import autotune.online.policy as policy
     import autotune.search.choose as choose
     import autotune.search.confirm as confirm
 
-    assert choose.cost is cost_module.cost and plan.cost is cost_module.cost
-    assert policy.tolerance is rate_module.tolerance is confirm.tolerance
-    assert policy.pooled_cv is rate_module.pooled_cv is choose.pooled_cv
+    assert choose.cost is cost_module.cost and policy.cost is cost_module.cost
+    assert policy.tolerance is rate_module.tolerance
+    assert policy.brain is choose.brain is verdict_module
+    assert confirm.band is verdict_module.band
     online = ClimbSettings(epoch_steps=None, usable_cpus=2, cuda=False).worker_range(LoaderConfig())
-    offline = SearchRange.of(SearchSpace(max_workers=8, cuda=False, channels_last_ok=False), None)
+    offline = SearchRange.of(
+        SearchSpace(max_workers=8, cuda=False, channels_last_ok=False), 2, None
+    )
     assert type(online) is type(offline.range) is WorkerRange
     assert (online.top, online.limit) == (offline.range.top, offline.range.limit) == (8, 64)
 
@@ -79,7 +82,7 @@ def _evidence(**given) -> Evidence:
 
 
 def test_the_range_grows_by_half_while_the_evidence_says_more_workers_pay():
-    r = WorkerRange.of(8, None)
+    r = WorkerRange.of(2, None)
     assert r.grow(_evidence()) and (r.top, r.grown_from, r.stop) == (12, 8, None)
     assert (
         not r.grow(_evidence(workers=8))

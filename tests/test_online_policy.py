@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from autotune.online.climb_types import ClimbSettings, StopReason, Verdict
+from autotune.decision.verdict import Verdict
+from autotune.online.climb_types import ClimbSettings, StopReason
 from autotune.online.finish import range_fields
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Step
@@ -534,7 +535,7 @@ def test_each_configuration_reads_its_ram_once_for_the_cost_order():
 
 
 def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
-    from autotune.online.climb_types import Verdict
+    from autotune.decision.verdict import Verdict
     from autotune.online.measurement import Measurement
 
     climb = HillClimb(LoaderConfig(), TUNED, _settings(cuda=True))
@@ -549,7 +550,7 @@ def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():
 
 
 def test_ram_ranks_a_tie_only_where_both_were_read():
-    from autotune.online.climb_types import Verdict
+    from autotune.decision.verdict import Verdict
     from autotune.online.measurement import Measurement
 
     climb = HillClimb(LoaderConfig(), TUNED, _settings())

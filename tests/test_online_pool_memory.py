@@ -23,18 +23,18 @@ def test_pool_memory_admits_what_fits_and_says_why_not():
 
 
 def test_a_refused_growth_keeps_the_top_and_records_why():
-    r = WorkerRange.of(8, None, fits=PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0)))
+    r = WorkerRange.of(2, None, fits=PoolMemory(MemoryGuard(budget_mib=1.0, batch_mib=0.0)))
     assert r.admit(20) == 8 and r.top == 8 and r.grown_from is None
     assert "over the budget" in r.stop
-    grown = WorkerRange.of(8, None)
+    grown = WorkerRange.of(2, None)
     assert grown.admit(20) == 20 and grown.grown_from == 8 and grown.stop is None
-    capped = WorkerRange.of(8, 8)
+    capped = WorkerRange.of(2, 8)
     assert capped.admit(12) == 8 and capped.stop == "max_workers=8"
 
 
 def test_a_start_above_the_default_top_is_inside_the_range():
-    assert WorkerRange.of(8, None, start=20).top == 20
-    assert WorkerRange.of(8, 6, start=20).top == 6  # max_workers given: it is the range
+    assert WorkerRange.of(2, None, start=20).top == 20
+    assert WorkerRange.of(2, 6, start=20).top == 6  # max_workers given: it is the range
 
 
 def test_the_ram_budget_and_dev_shm_are_shared_among_the_ranks_of_a_node(monkeypatch):

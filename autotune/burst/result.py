@@ -50,11 +50,17 @@ class BurstResult:
         )
 
     @property
+    def epoch_s(self) -> float | None:
+        """An epoch's time at the measured rate; None where the length is unknown."""
+        if not self.epoch_samples or self.samples_per_s <= 0:
+            return None
+        return self.epoch_samples / self.samples_per_s
+
+    @property
     def restart_share(self) -> float:
         """Share of an epoch's time its restart costs (0 where the length is unknown)."""
-        if not self.epoch_samples or self.samples_per_s <= 0:
-            return 0.0
-        return self.restart_cost_s / (self.epoch_samples / self.samples_per_s)
+        epoch_s = self.epoch_s
+        return 0.0 if epoch_s is None else self.restart_cost_s / epoch_s
 
     @property
     def step_s(self) -> float:

@@ -1,7 +1,8 @@
 """One worker range, which grows while more workers still pay off: the offline search's
-(search/search_range.py) and the online climb's (online/plan.py).
+(search/search_range.py) and the online climb's (online/policy.py).
 
-It starts at 4 workers per usable CPU (space.py), or at a start the user gave above that. Workers
+It starts at 4 workers per usable CPU (space.py), or at a start the user gave above that; where the
+user gave max_workers, it is the range, top and limit alike, on both paths (`worker_top`). Workers
 that wait on storage sleep, so a storage-bound loader can gain from more than that (the bench's
 deep-storage workload, results/bench). The range goes past its top
   - to the count a prediction asks for (`admit`), where the prediction says the workers would
@@ -22,9 +23,22 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from autotune.decision.thresholds import FALLEN, GROWTH, HARD_LIMIT, TOP_SHARE, WAITS_SHARE
+from autotune.space.space import max_workers_for
 
 # (top, wanted) -> the largest count in (top, wanted] that fits in memory, else None with why.
 Fits = Callable[[int, int], tuple[int | None, str]]
+
+
+def worker_top(usable_cpus: int, max_workers: int | None, start: int = 0) -> tuple[int, int]:
+    """The range's first top and its limit, the one place both are computed: the user's
+    max_workers as given, for both (honoured as a cap whatever the CPUs); else the top is
+    4 workers per usable CPU, at most 32 (space.max_workers_for), or the start's count where the
+    user started above that, and the limit HARD_LIMIT (or that top, where above it). Assumes a
+    user who names a count means it: it is neither capped by the CPUs nor grown past."""
+    if max_workers is not None:
+        return max_workers, max_workers
+    top = max(max_workers_for(usable_cpus), start)
+    return top, max(HARD_LIMIT, top)
 
 
 def any_fits(top: int, wanted: int) -> tuple[int | None, str]:
@@ -92,19 +106,15 @@ class WorkerRange:
     @classmethod
     def of(
         cls,
-        default_top: int,
+        usable_cpus: int,
         max_workers: int | None,
         start: int = 0,
         fits: Fits = any_fits,
         limit_name: str = "max_workers",
     ) -> WorkerRange:
-        """max_workers where given; else from the default top, or the start's count where the
-        user started above it."""
-        if max_workers is not None:
-            return cls(max_workers, max_workers, True, fits, limit_name)
-        return cls(
-            max(default_top, start), max(HARD_LIMIT, default_top, start), False, fits, limit_name
-        )
+        """The range on `usable_cpus` (`worker_top`)."""
+        top, limit = worker_top(usable_cpus, max_workers, start)
+        return cls(top, limit, max_workers is not None, fits, limit_name)
 
     def admit(self, wanted: int, fits: Fits | None = None) -> int:
         """The count to try for `wanted` workers: the range grows to it where it may, else its

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from autotune.burst.result import BurstResult
-from autotune.decision.thresholds import MATTERS_SHARE
+from autotune.decision.verdict import persistence_matters
 from autotune.diagnosis.effects import describe_effect, knob_effect
 from autotune.diagnosis.measured import MeasuredConfig
 
@@ -28,14 +28,19 @@ def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
     effect = knob_effect(trials, KNOB)
     share = result.restart_share
     persistent = bool(getattr(result.config, KNOB))
-    measured_gain = effect is not None and effect.ratio - 1 >= MATTERS_SHARE
-    matters = measured_gain or (not persistent and share >= MATTERS_SHARE)
+    # A persistent pool's own restart says nothing of what a fresh one costs: only the measured
+    # gain counts for it (decision/verdict.py, the online climb's rule too).
+    matters = persistence_matters(
+        None if persistent else result.restart_cost_s,
+        result.epoch_s,
+        None if effect is None else effect.ratio - 1,
+    )
     restart = (
         f"an epoch ({result.epoch_samples} samples) restarts its pool in"
         f" {result.restart_cost_s:.2f} s beyond a steady step, {100 * share:.1f}% of the"
         f" epoch, {'with' if persistent else 'without'} persistent workers"
     )
-    if matters:
+    if matters is True:
         keep = "keep persistent_workers=True" if persistent else "use persistent_workers=True"
         return [
             f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"

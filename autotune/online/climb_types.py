@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from autotune.decision.worker_range import Fits, WorkerRange, any_fits
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
-from autotune.space.space import max_workers_for
 from autotune.strenum import StrEnum
 
 WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -21,13 +20,6 @@ START_WINDOWS = 1
 # there and often the slowest configuration: on deep-storage its 8-step window of 240 ms steps
 # cost 1.7 s against the best (online-confirm/trace.py, on the policy before).
 SYNC_WINDOW_STEPS = 3
-
-
-class Verdict(StrEnum):
-    BETTER = "better"
-    WORSE = "worse"
-    TIED = "tied"
-    OPEN = "open"  # not measured enough to tell
 
 
 class StopReason(StrEnum):
@@ -89,8 +81,8 @@ class ClimbSettings:
     # The least horizon, in steps: a training whose epochs are shorter (or have no length) runs
     # several, and exploring goes on through the epochs that make up this many steps.
     min_horizon_steps: int = 600
-    # The most workers tried. None: the range starts at max_workers_for(usable_cpus) and grows
-    # while more workers pay off (decision/worker_range.py).
+    # The most workers tried. None: the range starts at 4 per usable CPU and grows while more
+    # workers pay off (decision/worker_range.py).
     max_workers: int | None = None
     window_steps: int = 8
     # A window also lasts this many seconds (within the epoch's room): 8 steps of 3 ms are the OS
@@ -187,9 +179,7 @@ class ClimbSettings:
         return min(least, most), most
 
     def worker_range(self, start: LoaderConfig, fits: Fits = any_fits) -> WorkerRange:
-        return WorkerRange.of(
-            max_workers_for(self.usable_cpus), self.max_workers, start.num_workers, fits
-        )
+        return WorkerRange.of(self.usable_cpus, self.max_workers, start.num_workers, fits)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autotune.burst.window import Mark, next_mark, span_rate
-from autotune.decision.rate import pooled_rate
 from autotune.decision.thresholds import WAITS_SHARE
+from autotune.decision.verdict import Pieces
 from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
 
-NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (plan.py:_refused)
+NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (policy.py:_refused)
 
 
 @dataclass
@@ -27,8 +27,8 @@ class Measurement:
     steady_wait_s: float = 0.0
     steady_wait_cpu_s: float = 0.0  # the process's, inside __next__
     steady_work_cpu_s: float = 0.0  # the process's, in the loop's own work
-    # Windows before this index are left out of the mean: it was re-measured after being chosen,
-    # and the windows that made it look best were selected for being high (the winner's curse).
+    # The first window measured after it was chosen and re-measured (decision/verdict.py's
+    # Pieces.selected_at, the winner's curse): 0 where it never was, every window counting.
     fresh_from: int = 0
     failed: str | None = None  # the error it raised while tried: never chosen, never tried again
     # (or NOT_RUN and why, where it was refused before its pool started)
@@ -98,33 +98,33 @@ class Measurement:
 
     @property
     def refused(self) -> bool:
-        """Never started: its pool would not have fit (plan.py:_refused). Not a trial."""
+        """Never started: its pool would not have fit (policy.py:_refused). Not a trial."""
         return (self.failed or "").startswith(NOT_RUN)
 
     @property
+    def pieces(self) -> Pieces:
+        """Its windows for the one brain (decision/verdict.py)."""
+        return Pieces(tuple(self.rates), tuple(self.spans), self.fresh_from)
+
+    @property
     def counted(self) -> list[float]:
-        return self.rates[self.fresh_from :]
+        """The windows its verdicts and figure count (Pieces.fresh)."""
+        return list(self.pieces.fresh)
 
     @property
     def n(self) -> int:
-        return len(self.counted)
+        return self.pieces.n
 
     @property
     def mean(self) -> float:
-        """Batches/s over the counted windows together (decision/rate.py)."""
-        return pooled_rate(self.counted, self.spans[self.fresh_from :]) if self.counted else 0.0
+        """Batches/s over the counted windows together (decision/verdict.py)."""
+        return self.pieces.mean
 
     @property
     def shown_mean(self) -> float:
-        """The rate a report shows: the counted windows', else (re-measured, none counted yet)
-        every window's. A best is never named without the rate it was chosen on."""
-        return (
-            self.mean
-            if self.counted
-            else pooled_rate(self.rates, self.spans)
-            if self.rates
-            else 0.0
-        )
+        """The rate a report shows (Pieces.shown_mean): a best is never named without the rate
+        it was chosen on."""
+        return self.pieces.shown_mean
 
     @property
     def wait_share(self) -> float | None:

@@ -18,50 +18,60 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    Then the winner's curse: where the closest rival is within noise, the best is measured again
    and judged on its new windows alone.
 
-Verdicts are search/choose.py's statistics over windows of the loop's own steps (after a switch's
-start-up and the batches its workers buffered meanwhile): better or worse beyond the noise band
-(two standard errors of the difference, at least 1%), tied once the band is down to 2%; after the
-most windows an unresolved candidate is judged by its mean, tied within 2% (as choose.py does where
-the budget ends first). Exploring stops when the plan is done (the choice is then sound by the
-measured noise), at the end of the epoch that completes the horizon (the first epoch, or as many as
-make up `min_horizon_steps` where epochs are short), or at the exploration bound: the time exploring
-lost against the best configuration measured so far, plus the start-up of the next candidate's pool
-(the longest measured in this run, so under the start method in use), reaches a share of the
-horizon's time at that best's rate. The start's own measurement is outside the bound (it is what
-not tuning costs, and the prediction needs it) but in the reported cost.
+Verdicts are the one brain's (decision/verdict.py, which search/choose.py reads too) over windows
+of the loop's own steps (after a switch's start-up and the batches its workers buffered
+meanwhile): better or worse beyond the noise band (two standard errors of the difference, at least
+1%, below the faster mean), tied once the band is down to 2%; after the most windows an unresolved
+candidate is judged by its mean, tied within 2% (as choose.py does where the budget ends first).
+
+Exploring stops when the plan is done (the choice is then sound by the measured noise), at the end
+of the epoch that completes the horizon (the first epoch, or as many as make up `min_horizon_steps`
+where epochs are short), or at the exploration bound: the time exploring lost against the best
+configuration measured so far, plus the start-up of the next candidate's pool (the longest measured
+in this run, so under the start method in use), reaches a share of the horizon's time at that best's
+rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
+prediction needs it) but in the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
 candidate that the steps left cannot repay (remaining.py).
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
-measured start-up, paid again every epoch, is at least 2% of an epoch (the offline search's
-threshold, diagnosis/epochs.py), or where the script set it.
+measured start-up, paid again every epoch, is at least 2% of an epoch (decision/verdict.py's rule,
+which the offline search's twin and epoch advice read too), or where the script set it.
+
+One class, HillClimb: the driver (steps in, switches out), the check of a remembered best, the
+plan (the configurations to measure, in order) and the statistics.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol
+from typing import Callable, Generator, Protocol
 
-from autotune.decision.rate import pooled_cv, tolerance
-from autotune.decision.thresholds import TARGET
-from autotune.decision.worker_range import Fits, any_fits
+from autotune.decision import verdict as brain
+from autotune.decision.cost import cost
+from autotune.decision.rate import tolerance
+from autotune.decision.verdict import Verdict
+from autotune.decision.worker_range import Evidence, Fits, any_fits
 from autotune.online.climb_types import (
     START_WINDOWS,
+    UNCAPPED,
+    WORKER_LADDER,
     Check,
     ClimbSettings,
     Request,
     Reuse,
     StopReason,
-    Verdict,
     normal,
+    with_value,
 )
-from autotune.online.measurement import Measurement
+from autotune.online.measurement import NOT_RUN, Measurement
 from autotune.online.meter import Ledger, Step
-from autotune.online.plan import ClimbPlan
+from autotune.online.predict import needed_workers
 from autotune.online.remaining import Remaining
 from autotune.space.config import LoaderConfig
+from autotune.space.knobs import BY_NAME
 
 # The least drift of the remembered best's rate that starts exploring again, as a share of it. A
 # run's rate moves between minutes by more than its windows' noise says: hand-tuned runs of the
@@ -99,7 +109,7 @@ class FixedPolicy:
         return None
 
 
-class HillClimb(ClimbPlan):
+class HillClimb:
     def __init__(
         self,
         start: LoaderConfig,
@@ -271,7 +281,8 @@ class HillClimb(ClimbPlan):
             m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
-            m.rates, m.spans = m.counted, m.spans[m.fresh_from :]
+            fresh = m.pieces
+            m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
         m.fresh_from = 0
         self.start = m.config
         self.prior_steps = 0  # a new exploration: its horizon from here
@@ -423,28 +434,201 @@ class HillClimb(ClimbPlan):
         same = replace(chosen, persistent_workers=running.persistent_workers) == running
         return None if same else chosen
 
-    # -- the statistics ---------------------------------------------------------------------
+    # -- the plan: configurations to measure, each judged against the best so far ------------
+
+    def _plan(self) -> Generator[Request, Verdict, None]:
+        s = self.settings
+        if "num_workers" in self.tuned:
+            jump = self._needed()
+            if jump is not None:
+                yield from self._try(self._candidate("num_workers", self.range.admit(jump)))
+        while self.best.starved:  # still waiting on the loader: feed it more
+            for cand in self._deeper():
+                if (yield from self._try(cand)):
+                    break
+            else:
+                break
+        while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
+            fewer = self._rung(self.best.config.num_workers, -1)
+            if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
+                break
+        if "pin_memory" in self.tuned and s.cuda:
+            yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
+        yield from self._confirm()
+
+    def _candidate(self, name: str, value: object) -> LoaderConfig:
+        """The best with one knob changed. Where persistence is tuned, candidates keep their
+        workers across an epoch's end (no effect inside an epoch): exploring over short epochs
+        does not restart them, and the choice of persistence at the end switches nothing.
+        Where CUDA is used and pin_memory is tuned, candidates are pinned: the exploration bound
+        can end a climb before its pin step, and unpinned copies are slower on a GPU
+        (results/gpu/2026-11-26-h200.md). The plan's pin step still measures the best
+        unpinned, and a tie goes to it, the cheaper."""
+        config = with_value(self.best.config, name, value)
+        if "persistent_workers" in self.tuned and config.num_workers > 0:
+            config = replace(config, persistent_workers=True)
+        if name != "pin_memory" and "pin_memory" in self.tuned and self.settings.cuda:
+            config = replace(config, pin_memory=True)
+        return config
+
+    def _at_zero(self) -> Measurement | None:
+        return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
+
+    def _needed(self) -> int | None:
+        """The prediction, capped by the cores alone (the range's top and limit apply where it is
+        tried): past the top, the range is asked to grow."""
+        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus, UNCAPPED)
+
+    def _rung(self, workers: int, direction: int) -> int | None:
+        """The next worker count up or down the ladder (the range's top and the counts measured
+        are rungs too)."""
+        top = self.range.top
+        ladder = sorted(
+            {
+                *(w for w in WORKER_LADDER if w <= top),
+                top,
+                *(m.config.num_workers for m in self.measured.values()),
+            }
+        )
+        i = ladder.index(workers) + direction
+        return ladder[i] if 0 <= i < len(ladder) else None
+
+    def _deeper(self) -> list[LoaderConfig]:
+        """For a starved loop, cheapest first: a deeper prefetch, then more workers (at least the
+        next rung, more where its own rate says the step needs them)."""
+        config = self.best.config
+        out = []
+        pf = BY_NAME["prefetch_factor"]
+        if "prefetch_factor" in self.tuned and config.num_workers > 0:
+            deeper = [v for v in pf.values if v > pf.effective(config.prefetch_factor)]
+            if deeper:
+                out.append(self._candidate("prefetch_factor", deeper[0]))
+        if "num_workers" in self.tuned:
+            needed = self._needed()
+            rung = self._rung(config.num_workers, 1)
+            if rung is None and self._may_grow(needed):
+                rung = self._rung(config.num_workers, 1)
+            if rung is not None:
+                out.append(self._candidate("num_workers", self.range.admit(max(rung, needed or 0))))
+        return out
+
+    def _may_grow(self, needed: int | None) -> bool:
+        """The best sits at the range's top: the one range's rules decide whether it grows. A
+        prediction within the top says more workers would compute (the fetch measured at
+        num_workers=0 computes and the cores are spoken for)."""
+        computes = (
+            f"the loop waits, but the fetch measured at num_workers=0 computes: the cores"
+            f" allow {needed} workers, within the top of {self.range.top}"
+            if needed is not None and needed <= self.range.top
+            else None
+        )
+        return self.range.grow(self._evidence(computes))
+
+    def _evidence(self, computes: str | None) -> Evidence:
+        rates: dict[int, float] = {}
+        for m in self.measured.values():
+            if m.n and not m.failed:
+                n = m.config.num_workers
+                rates[n] = max(rates.get(n, 0.0), m.mean)
+        best = self.best
+        return Evidence(
+            label=best.config.label(),
+            workers=best.config.num_workers,
+            rate=best.mean,
+            rate_by_workers=rates,
+            wait_share=best.starved_share,
+            computes=computes,
+        )
+
+    def _try(self, config: LoaderConfig) -> Generator[Request, Verdict, bool]:
+        """Measure `config` against the best so far (unless measured already); True when it
+        took the best's place."""
+        if config == self.best.config:
+            return False
+        known = self.measured.get(config)
+        if known is not None and known.failed:
+            return False
+        verdict = (
+            self.verdict(self.best, known)
+            if known is not None and known.n
+            else (yield Request(config))
+        )
+        return self._adopt(self.measured[config], verdict)
+
+    def _refused(self, request: Request) -> bool:
+        """A new candidate whose pool would not fit in RAM or /dev/shm now is not started (it
+        would be killed, or fill /dev/shm, mid-epoch): it is recorded as not run."""
+        if request.again or request.config in self.measured:
+            return False
+        refused = self.room(request.config)
+        if refused is not None:
+            self.measured[request.config] = Measurement(
+                request.config, failed=f"{NOT_RUN}{refused}"
+            )
+        return refused is not None
+
+    def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
+        """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
+        if cand.failed:
+            return False
+        # RAM ranks only where both were read (a reading runs on a thread and may not be in yet):
+        # an unread one would count as none held.
+        rams = (cand.ram_mib, self.best.ram_mib)
+        cand_ram, best_ram = (None, None) if None in rams else rams
+        cheaper = cost(cand.config, cand_ram) < cost(self.best.config, best_ram)
+        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
+            self.best = cand
+            return True
+        return False
+
+    def _confirm(self) -> Generator[Request, Verdict, None]:
+        """The winner's curse: a best chosen over a rival within noise was selected for its high
+        windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
+        rivals = [m for m in self.measured.values() if m is not self.best and m.n and not m.failed]
+        if not rivals:
+            return
+        rival = max(rivals, key=lambda m: m.mean)
+        if self.verdict(self.best, rival) is Verdict.WORSE:
+            return
+        yield Request(self.best.config, again=True)
+        self._adopt(rival, self.verdict(self.best, rival))
+
+    def _persistence(self, config: LoaderConfig) -> LoaderConfig:
+        """persistent_workers where the one rule says it matters (decision/verdict.py, as the
+        offline search's twin and epoch advice read it) or cannot tell: the chosen pool's
+        measured start-up, paid again every epoch, against an epoch at its rate."""
+        if "persistent_workers" not in self.tuned or config.num_workers == 0:
+            return config
+        if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
+            return replace(config, persistent_workers=True)
+        m = self.measured.get(config)
+        epoch_s = (
+            None
+            if m is None or not m.mean or self.settings.epoch_steps is None
+            else self.settings.epoch_steps / m.mean
+        )
+        startup = None if m is None else m.startup_s
+        # Unknown (no epoch length, no start-up measured) keeps the workers: a restart is never
+        # cheaper than none.
+        keep = brain.persistence_matters(startup, epoch_s) is not False
+        return replace(config, persistent_workers=keep)
+
+    # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
     def noise_cv(self) -> float | None:
-        return pooled_cv([m.rates for m in self.measured.values()])
+        """One window's noise (decision/verdict.py, as the offline search's of one burst)."""
+        return brain.noise_cv([m.pieces for m in self.measured.values()])
 
     def verdict(self, best: Measurement, cand: Measurement) -> Verdict:
+        """`cand` against `best`: a failed one is worse; else the one verdict, open until
+        `min_windows` and exhausted after `max_windows`."""
         if cand.failed:
             return Verdict.WORSE
-        if cand.n < self.settings.min_windows or best.n == 0 or best.mean <= 0:
-            return Verdict.OPEN
-        band = tolerance(self.noise_cv(), best.n, cand.n)
-        gain = cand.mean / best.mean - 1
-        if gain > band:
-            return Verdict.BETTER
-        if gain < -band:
-            return Verdict.WORSE
-        if band <= TARGET:
-            return Verdict.TIED
-        if cand.n < self.settings.max_windows:
-            return Verdict.OPEN
-        # Measured all it may be and still unresolved: as choose.py does where the budget ends
-        # first, the means decide beyond TARGET (a large gain is not a tie for being noisy).
-        if abs(gain) <= TARGET:
-            return Verdict.TIED
-        return Verdict.BETTER if gain > 0 else Verdict.WORSE
+        s = self.settings
+        return brain.verdict(
+            best.pieces,
+            cand.pieces,
+            self.noise_cv(),
+            exhausted=cand.n >= s.max_windows,
+            least=s.min_windows,
+        )

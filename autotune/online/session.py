@@ -10,6 +10,10 @@ stays out of the training's way when something fails:
   pulled are replayed on the next configuration, so none is lost or doubled;
 - the script's own configuration (torch's, `given`) raising is the script's error: raised as torch
   raises it.
+
+Where several ranks of a DDP job explore as one (lockstep.py), the leader announces its switches
+and reads the followers' waiting; a follower reports its waiting and switches where the leader
+said. One class, Session: its loaders, its steps, its failures and its ranks.
 """
 
 from __future__ import annotations
@@ -23,14 +27,12 @@ import torch
 
 from autotune.burst.backlog import ready_batches
 from autotune.online.finish import Outbox, Outcome
-from autotune.online.guard import Guard
+from autotune.online.guard import Guard, one_line
 from autotune.online.inner import InnerLoaders
 from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Follower, Lockstep
 from autotune.online.meter import Ledger, Meter, Step
-from autotune.online.policy import HillClimb, Policy
+from autotune.online.policy import FixedPolicy, HillClimb, Policy
 from autotune.online.pool_memory import PoolMemory
-from autotune.online.rank_steps import RankSteps
-from autotune.online.recovery import Recovery
 from autotune.online.registry import Choice, registry
 from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
@@ -57,7 +59,7 @@ class TunerState:
 
 
 @dataclass
-class Session(RankSteps, Recovery):
+class Session:
     policy: Policy
     inner: InnerLoaders
     outbox: Outbox
@@ -210,6 +212,131 @@ class Session(RankSteps, Recovery):
             self.outbox.write()
         elif self.untuned_why is not None and self.outbox.outcome is None:
             self.outbox.publish(self._untuned())
+
+    # -- failures: a configuration that raises gives way, autotune's own error stops tuning ----
+
+    def fallback_after(self, exc: BaseException, config: LoaderConfig) -> LoaderConfig | None:
+        """`config` raised while starting or fetching: the configuration to replay its batches on,
+        or None where it is the script's own (the error is the script's: raise it)."""
+        if config == self.given:
+            return None
+        error = one_line(exc)
+        log.warning(
+            "autotune.DataLoader %s: configuration %s failed (%s); its batches go on with another",
+            self.outbox.name,
+            config.label(),
+            error,
+        )
+        log.debug("the failure of %s", config.label(), exc_info=exc)
+        nxt = None
+        if isinstance(self.policy, HillClimb) and not self.guard.tripped:
+            nxt = self.guard.call(self.policy.failed, config, error)
+        if nxt is None or nxt == config or self._failed(nxt):
+            nxt = self.given
+            if not self.guard.tripped:
+                self.policy = self._fixed(
+                    self.given,
+                    f"configuration {config.label()} failed ({error}); back to the script's own",
+                )
+        self.running_config = None
+        self.guard.call(self.outbox.write)
+        return nxt
+
+    def _failed(self, config: LoaderConfig) -> bool:
+        m = self.policy._measurement_of(config) if isinstance(self.policy, HillClimb) else None
+        return m is not None and m.failed is not None
+
+    def _fixed(self, config: LoaderConfig, why: str) -> FixedPolicy:
+        """Tuning ends on `config`; the report says why."""
+        if self.outbox.outcome is None and not isinstance(self.policy, HillClimb):
+            self.untuned_why = why
+        return FixedPolicy(config)
+
+    def _tripped(self, exc: BaseException) -> None:
+        """autotune's own error: stay on what runs, tune no further, report the error."""
+        running = self.config
+        error = self.guard.error
+        try:
+            if isinstance(self.policy, HillClimb):
+                outcome = Outcome.of(
+                    self.policy,
+                    self.ledger,
+                    self.workload,
+                    self.batch_size,
+                    self.device,
+                    running=running,
+                    error=error,
+                )
+            else:
+                outcome = self._untuned(error)
+        except Exception:  # noqa: BLE001 - the report of last resort, from nothing it computed
+            outcome = Outcome.untuned(
+                running,
+                "tuning stopped",
+                Ledger(),
+                self.workload,
+                self.batch_size,
+                self.device,
+                error,
+            )
+        self.policy = FixedPolicy(running)
+        self._settling = False
+        self.outbox.publish(outcome)
+
+    # -- ranks: a DDP job's ranks in lockstep (lockstep.py) ---------------------------------
+
+    def _follow(self, step: Step) -> LoaderConfig | None:
+        """A following rank: it reports its waiting and switches where the leader said."""
+        assert self.lockstep is not None and isinstance(self.policy, Follower)
+        if not self.policy.exploring and not self.lockstep.queue:
+            # Exploring is over: the leader announces only at an epoch's end, read when the next
+            # starts (epoch_starting): a store round trip every step slows short steps.
+            return None
+        self.lockstep.poll()
+        if step.step_s is not None and step.segment_step > self.config.prefetch_depth:
+            self.lockstep.waited(self.config.label(), step.wait_s, step.step_s)
+        return self._apply(self.lockstep.due(step.index + 1))
+
+    def _apply(self, decision: Decision | None) -> LoaderConfig | None:
+        if decision is None or not isinstance(self.policy, Follower):
+            return None
+        self.policy.current, self.policy.exploring = decision.config, decision.exploring
+        return decision.config if decision.config != self.config else None
+
+    def _read_peers(self) -> None:
+        """The leader reads how much the followers wait: the plan feeds the most starved."""
+        assert self.lockstep is not None
+        if not isinstance(self.policy, HillClimb):
+            return
+        shares = self.lockstep.peer_waits()
+        for m in self.policy.measured.values():
+            m.peer_wait_share = shares.get(m.config.label(), m.peer_wait_share)
+
+    def epoch_starting(self) -> None:
+        """Every rank starts an epoch on the same configuration: the leader's, with what it
+        announced at the last epoch's end."""
+        if self.lockstep is None:
+            return
+        if self.lockstep.leads:
+            self._pending = None  # the epoch starts on the policy's current, announced already
+            return
+        if self.epochs_ended:
+            self.lockstep.wait_epoch(self.epochs_ended - 1)
+        self.lockstep.poll()
+        decision = self.lockstep.due(1 << 62)
+        if decision is not None and isinstance(self.policy, Follower):
+            self.policy.current, self.policy.exploring = decision.config, decision.exploring
+
+    def _epoch_announced(self) -> None:
+        """The leader: the next epoch's configuration (what a stop at the epoch's end chose, or
+        a switch announced past it), then the epoch's end, for the followers to start on."""
+        ls = self.lockstep
+        self.epochs_ended += 1
+        if ls is None or not ls.leads:
+            return
+        if self._pending is not None or not isinstance(self.policy, FixedPolicy):
+            ls.announce(Decision(self.policy.current, self.meter.count, self.policy.exploring))
+        ls.epoch_done(self.epochs_ended - 1)
 
     # -- outcomes ---------------------------------------------------------------------------
 

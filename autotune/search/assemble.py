@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from autotune.decision.rate import error_pct, pooled_rate
+from autotune.decision.rate import error_pct
 from autotune.diagnosis import Context, diagnose, explain
 from autotune.diagnosis.evidence import KnownCeilings
 from autotune.diagnosis.stage_advice import with_stages
@@ -20,7 +20,7 @@ from autotune.probe.ceilings import Ceilings
 from autotune.profiling.stage_run import StageProfile
 from autotune.recipe.build import build_recipe
 from autotune.recipe.model import RateSource, Recipe
-from autotune.search.choose import Choice, choose, find_baseline, group, record_bursts
+from autotune.search.choose import Choice, choose, find_baseline, group, recorded
 from autotune.search.trial import TrialRecord, trial_counts
 
 
@@ -61,22 +61,14 @@ def _ceiling_fields(
 
 def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
     """The recipe's rate: the record bursts' pooled rate where there are any, else the
-    re-measurements' mean; either with its error at the measured noise."""
-    records = record_bursts(outcome.trials, choice.chosen.config)
-    if not records:
-        return dict(
-            samples_per_s=choice.chosen.mean,
-            measurements=choice.chosen.n_unbiased,
-            rate_from=RateSource.REMEASURED,
-            **_error(choice.chosen.unbiased, choice),
-        )
-    rates = [t.rate for t in records]
-    rate = pooled_rate(rates, [t.burst.window_s for t in records])
+    re-measurements' mean (choose.recorded); either with its error at the measured noise."""
+    figure = recorded(choice.chosen, outcome.trials)
+    shown = figure.shown
     return dict(
-        samples_per_s=rate,
-        measurements=len(records),
-        rate_from=RateSource.RECORD,
-        **_error(rates, choice),
+        samples_per_s=shown.mean,
+        measurements=shown.n,
+        rate_from=RateSource.RECORD if figure.fresh else RateSource.REMEASURED,
+        **_error(list(shown.fresh), choice),
     )
 
 

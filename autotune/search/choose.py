@@ -9,6 +9,9 @@ least RAM, then no pinning. Where the budget ended before the tie was resolved (
 TARGET), the cheapest within TARGET of the fastest mean wins instead, and the recipe names the
 unresolved ties.
 
+The verdicts are decision/verdict.py's, as the online climb's are: the fastest against each
+candidate, with the budget's end as the point where no more measurements come.
+
 "Within noise" is never narrower than the noise measured: the band is Z standard errors of the
 difference of two means, however wide. The confirm phase re-measures tied candidates until that
 band is down to TARGET (or the budget ends), so a wide band means a choice made on too little
@@ -25,9 +28,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
-from autotune.decision.rate import measured_cv, pooled_cv, pooled_rate, tolerance
+from autotune.decision.rate import measured_cv
 from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR
+from autotune.decision.verdict import Pieces, Verdict
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 
@@ -52,14 +57,22 @@ class Candidate:
         return [t.rate for t in self.trials]
 
     @property
-    def unbiased_trials(self) -> list[TrialRecord]:
-        """The re-measurements where there are any (see the module's note), else every one."""
+    def pieces(self) -> Pieces:
+        """Its bursts for the one brain (decision/verdict.py): the re-measurements (CONFIRM)
+        last, as the pieces measured after it was selected; none of them: never selected."""
+        first = [t for t in self.trials if t.phase != Phase.CONFIRM]
         again = [t for t in self.trials if t.phase == Phase.CONFIRM]
-        return again or list(self.trials)
+        ordered = first + again
+        return Pieces(
+            tuple(t.rate for t in ordered),
+            tuple(t.burst.window_s for t in ordered),
+            len(first) if again else None,
+        )
 
     @property
     def unbiased(self) -> list[float]:
-        return [t.rate for t in self.unbiased_trials]
+        """The re-measurements where there are any (see the module's note), else every one."""
+        return list(self.pieces.fresh)
 
     @property
     def n(self) -> int:
@@ -69,13 +82,12 @@ class Candidate:
     @property
     def n_unbiased(self) -> int:
         """The measurements behind `mean`."""
-        return len(self.unbiased)
+        return self.pieces.n
 
     @property
     def mean(self) -> float:
-        """The unbiased bursts' samples over their time (decision/rate.py)."""
-        trials = self.unbiased_trials
-        return pooled_rate([t.rate for t in trials], [t.burst.window_s for t in trials])
+        """The unbiased bursts' samples over their time (decision/verdict.py)."""
+        return self.pieces.mean
 
     @property
     def peak_pss_mib(self) -> float:
@@ -103,10 +115,14 @@ def group(trials: list[TrialRecord]) -> list[Candidate]:
 
 
 def noise_cv(candidates: list[Candidate]) -> float | None:
-    """Pooled relative standard deviation of one burst; None until something was measured twice."""
-    # The unbiased rates where two or more: a search burst selected for being high widens the
-    # spread with its luck, not with the machine's noise.
-    return pooled_cv([c.unbiased if len(c.unbiased) >= 2 else c.rates for c in candidates])
+    """Pooled relative standard deviation of one burst; None until something was measured twice.
+    The search bursts that selected a configuration are left out where it has two others."""
+    return brain.noise_cv([c.pieces for c in candidates])
+
+
+def judge(fastest: Candidate, cand: Candidate, cv: float | None, exhausted: bool) -> Verdict:
+    """`cand` against the fastest, by the one verdict (decision/verdict.py)."""
+    return brain.verdict(fastest.pieces, cand.pieces, cv, exhausted=exhausted)
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,7 @@ class Choice:
             c
             for c in self.equivalent
             if c is not self.fastest
-            and tolerance(self.noise_cv, self.fastest.n_unbiased, c.n_unbiased) > TARGET
+            and judge(self.fastest, c, self.noise_cv, exhausted=False) is Verdict.OPEN
         )
         return (self.fastest, *wide) if wide else ()
 
@@ -150,6 +166,19 @@ class Choice:
 def record_bursts(trials: list[TrialRecord], config: LoaderConfig) -> list[TrialRecord]:
     """`config`'s successful record bursts (Phase.RECORD)."""
     return [t for t in trials if t.ok and t.phase == Phase.RECORD and t.config == config]
+
+
+def recorded(chosen: Candidate, trials: list[TrialRecord]) -> Pieces:
+    """The chosen configuration's pieces for its recorded figure (Pieces.shown_mean, as the
+    online climb's): its record bursts, measured after the choice, are the fresh ones; where
+    none ran, its own unbiased bursts stand."""
+    own = chosen.pieces
+    records = record_bursts(trials, chosen.config)
+    return Pieces(
+        own.fresh + tuple(t.rate for t in records),
+        own.fresh_spans + tuple(t.burst.window_s for t in records),
+        len(own.fresh),
+    )
 
 
 def choose(candidates: list[Candidate]) -> Choice | None:
@@ -162,14 +191,20 @@ def choose(candidates: list[Candidate]) -> Choice | None:
         return None
     cv = noise_cv(pool)
     fastest = max(pool, key=lambda c: c.mean)
-    bands = {c.config: tolerance(cv, fastest.n_unbiased, c.n_unbiased) for c in pool}
+    # Within noise of the fastest: tied, or open (a band wider than TARGET).
     within = tuple(
         sorted(
-            (c for c in pool if c.mean >= fastest.mean * (1 - bands[c.config])), key=Candidate.cost
+            (c for c in pool if judge(fastest, c, cv, exhausted=False) is not Verdict.WORSE),
+            key=Candidate.cost,
         )
     )
-    band = max((bands[c.config] for c in within if c is not fastest), default=TOLERANCE_FLOOR)
-    # Tied, yet on a band wider than TARGET the tie is a lack of measurements, not a finding of
-    # equal speed: a configuration further below the fastest mean than TARGET is not chosen.
-    chosen = next(c for c in within if c.mean >= fastest.mean * (1 - min(bands[c.config], TARGET)))
+    band = max(
+        (brain.band(fastest.pieces, c.pieces, cv) for c in within if c is not fastest),
+        default=TOLERANCE_FLOOR,
+    )
+    # The budget ended: an open tie is a lack of measurements, not a finding of equal speed, and
+    # the means decide beyond TARGET (as the online climb's do after its most windows).
+    chosen = next(
+        c for c in within if c is fastest or judge(fastest, c, cv, exhausted=True) is Verdict.TIED
+    )
     return Choice(chosen, fastest, within, cv, band)

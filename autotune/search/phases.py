@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, TypeVar
 
-from autotune.decision.thresholds import MATTERS_SHARE
+from autotune.decision.verdict import persistence_matters
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -195,7 +195,7 @@ def _search(
 ) -> str:
     if ceilings is not None:
         workers.follow_prediction(ceilings, runner.guard)
-        runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+        runner.context = workers.in_context(runner.context)
     # Trial 0 is PyTorch's defaults: every report shows the gain over it.
     seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, workers.space) if ceilings else [])
     queue = Queue(ledger, lambda: workers.space, list(seeds))
@@ -237,13 +237,15 @@ def _search(
 
 def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfig | None:
     """The same configuration with persistent workers, to measure next, where `done` is the best
-    so far and its epoch restart costs a real share of an epoch: the seeds are not persistent,
-    and the sampler would take many trials to learn that this knob decides the epoch rate."""
+    so far and its epoch restart matters (decision/verdict.py, the online climb's rule too): the
+    seeds are not persistent, and the sampler would take many trials to learn that this knob
+    decides the epoch rate."""
     config = done.config
     if not done.ok or config.num_workers == 0 or config.persistent_workers:
         return None
     best = pick_best(trials)  # compared by configuration: a shared study's records are copies
-    if done.burst.restart_share < MATTERS_SHARE or best is None or best.config != config:
+    matters = persistence_matters(done.burst.restart_cost_s, done.burst.epoch_s)
+    if not matters or best is None or best.config != config:
         return None
     return replace(config, persistent_workers=True)
 
@@ -256,7 +258,7 @@ def _grown(runner: TrialRunner, queue: Queue, workers: SearchRange, rules: StopR
     fresh = workers.grow(runner.all_trials(), runner.guard, runner.context)
     if not fresh:
         return False
-    runner.context = replace(runner.context, max_workers=workers.space.max_workers)
+    runner.context = workers.in_context(runner.context)
     queue.first(fresh)
     rules.restart(len(fresh))
     return True

@@ -48,19 +48,23 @@ def evidence(best: TrialRecord, trials: list[TrialRecord], context: Context) -> 
 
 @dataclass
 class SearchRange:
-    """The search's space, whose worker range may grow; `stop` says why it ended where it did."""
+    """The search's space, whose worker range may grow; `stop` says why it ended where it did.
+    The space's worker count is the range's top, read from it (`space`), never kept apart."""
 
-    space: SearchSpace
+    knobs: SearchSpace  # the space's other bounds (its own max_workers is not read)
     range: WorkerRange
 
     @classmethod
-    def of(cls, space: SearchSpace, max_workers: int | None) -> SearchRange:
-        return cls(
-            space,
-            WorkerRange.of(
-                space.max_workers, max_workers, space.max_workers, limit_name="--max-workers"
-            ),
-        )
+    def of(cls, space: SearchSpace, usable_cpus: int, max_workers: int | None) -> SearchRange:
+        return cls(space, WorkerRange.of(usable_cpus, max_workers, limit_name="--max-workers"))
+
+    @property
+    def space(self) -> SearchSpace:
+        return replace(self.knobs, max_workers=self.range.top)
+
+    def in_context(self, context: Context) -> Context:
+        """`context` with the range's top as its max_workers, for the diagnosis."""
+        return replace(context, max_workers=self.range.top)
 
     @property
     def stop(self) -> str | None:
@@ -84,7 +88,6 @@ class SearchRange:
             evidence(best, trials, context), partial(fitting_top, best.config, guard=guard)
         ):
             return []
-        self.space = replace(self.space, max_workers=self.range.top)
         middle = (top + 1 + self.range.top) // 2
         return [
             replace(best.config, num_workers=n) for n in dict.fromkeys((middle, self.range.top))
@@ -94,8 +97,7 @@ class SearchRange:
         """Start the range one past the probe's prediction where that lies above its top."""
         top = self.range.top
         fits = partial(fitting_top, LoaderConfig(num_workers=top, prefetch_factor=2), guard=guard)
-        if self.range.admit(ceilings.predicted_workers(self.range.limit) + 1, fits) > top:
-            self.space = replace(self.space, max_workers=self.range.top)
+        self.range.admit(ceilings.predicted_workers(self.range.limit) + 1, fits)
         self.range.stop = None  # a prediction past what fits is no reason the range stopped
 
     def ended(self, reason: str) -> None:

@@ -16,6 +16,7 @@ import optuna
 import torch
 
 from autotune.burst.watchdog import time_limit
+from autotune.decision.worker_range import worker_top
 from autotune.errors import AutotuneError, OptionsError, WorkloadError
 from autotune.search.options import TuneOptions
 from autotune.search.pruning import BehindBestPruner
@@ -23,7 +24,7 @@ from autotune.search.study import STUDY_DEVICE, STUDY_WORKLOAD, describe_study, 
 from autotune.slurm_env import process_slot
 from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.space.cpus import usable_cpus
-from autotune.space.space import SearchSpace, max_workers_for
+from autotune.space.space import SearchSpace
 from autotune.telemetry.host import MIB
 from autotune.transfer.move import is_image_batch, iter_tensors
 from autotune.workload.base import Workload
@@ -60,9 +61,9 @@ def build_space(
     """`knobs`: the opt-in knobs the user asked to search as well."""
     first = next(iter_tensors(batch), None)
     cpus = usable_cpus().count if cpus is None else cpus
-    cap = max_workers_for(cpus, **({"cap": max_workers} if max_workers else {}))
+    top, _ = worker_top(cpus, max_workers)
     return SearchSpace(
-        max_workers=cap,
+        max_workers=top,
         cuda=device.type == "cuda",
         channels_last_ok=first is not None and is_image_batch(first),
         opted_in=frozenset(knobs),

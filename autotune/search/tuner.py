@@ -43,6 +43,7 @@ from autotune.search.study import claim_lock, trials_of
 from autotune.search.trial import TrialRecord
 from autotune.search.trial_runner import Bursts, TrialRunner
 from autotune.space.cpus import usable_cpus
+from autotune.space.space import SearchSpace
 from autotune.transfer.device_loader import PhaseHook
 from autotune.workload.accelerator import with_target_rate
 from autotune.workload.base import Workload
@@ -75,7 +76,12 @@ class Tuner:
         cpus = usable_cpus(ranks=options.ranks_per_node).count
         with self.stop.interruptible():
             self.batch = probe_batch(workload, options.burst.time_limit)  # kept for the probes
-        self.space = build_space(self.batch, device, options.max_workers, cpus, options.knobs)
+        # The worker range holds the space's top (search_range.py): `space` reads it there.
+        self.workers = SearchRange.of(
+            build_space(self.batch, device, options.max_workers, cpus, options.knobs),
+            cpus,
+            options.max_workers,
+        )
         guard = MemoryGuard(
             options.ram_budget_mib or default_ram_budget_mib(), batch_mib(self.batch)
         )
@@ -92,11 +98,7 @@ class Tuner:
             guard,
             budget,
             self.stop,
-            Context(
-                usable_cpus=cpus,
-                max_workers=self.space.max_workers,
-                target_rate=options.target_rate,
-            ),
+            self.workers.in_context(Context(usable_cpus=cpus, target_rate=options.target_rate)),
             # Collected now, inside the budget: the first collection imports torchvision (seconds).
             origin=environment.collect(device, ranks=options.ranks_per_node),
             trials=trials,
@@ -104,7 +106,10 @@ class Tuner:
             shared=options.study_name is not None,
         )
         self.stop_reason = ""  # why the search phase ended
-        self.workers = SearchRange.of(self.space, options.max_workers)
+
+    @property
+    def space(self) -> SearchSpace:
+        return self.workers.space
 
     @property
     def device(self) -> torch.device:
@@ -155,9 +160,8 @@ class Tuner:
             self.options.max_trials,
             self.options.early_stop,
         )
-        self.space = self.workers.space
         self.runner.context = replace(
-            self.runner.context, max_workers=self.space.max_workers, range_stop=self.workers.stop
+            self.workers.in_context(self.runner.context), range_stop=self.workers.stop
         )
 
     def _result(self) -> TuneResult:
