@@ -16,7 +16,7 @@ from autotune.online.measurement import Measurement
 from autotune.online.memory import Memory, entry_key, note, restore, snapshot
 from autotune.online.meter import Ledger
 from autotune.online.options import TUNED, resolve
-from autotune.online.policy import HillClimb
+from autotune.online.policy import EARLY_DRIFT, HillClimb
 from autotune.space.config import LoaderConfig
 from tests.test_online_policy import Loop, _settings
 
@@ -205,6 +205,22 @@ def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
     after = _remembered(tmp_path, cut, run="run-cut")
     third = HillClimb(LoaderConfig(), TUNED, _settings(**short))
     assert restore(third, after) and third.current == cut.choice_so_far()
+
+
+def test_a_faster_first_window_is_left_to_the_full_check(tmp_path):
+    """A first window reading high (a warm page cache) does not restart exploring on its own: a
+    speed-up is judged over the check's windows, a slowdown already on its first."""
+    short = dict(epoch_steps=16)
+    slow_step = Loop(fetch_s=0.01, convoy=0.15, step_s=0.05)
+    first = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    slow_step.run(first, epoch=16)
+    entry = _remembered(tmp_path, first)
+    faster = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(faster, entry)
+    Loop(fetch_s=0.01, convoy=0.15, step_s=0.02).run(faster, epoch=16)  # a 2.5x faster step
+    r = faster.reuse
+    assert r.early_read and r.check is Check.DRIFTED
+    assert r.band != EARLY_DRIFT and r.check_steps > 16  # read by the full check, not the first
 
 
 def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):
