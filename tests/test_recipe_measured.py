@@ -25,20 +25,15 @@ CPU = torch.device("cpu")
 
 
 def _offline() -> Recipe:
+    counts = {"trials": 3, "remeasured": 4, "recorded": 1, "pruned": 0, "rejected": 0}
+    search = {
+        "stop_reason": "no gain",
+        "ram_budget_mib": 1024.04,
+        "fastest_samples_per_s": 1600.004,
+    }
+    best, baseline = burst(wait=0.5, compute=0.5), burst(wait=0.8, compute=0.2, rate=100.0)
     return build_recipe(
-        burst(wait=0.5, compute=0.5),
-        burst(wait=0.8, compute=0.2, rate=100.0),
-        {"name": "fake"},
-        CPU,
-        noise_cv=0.0412345,
-        trials=3,
-        remeasured=4,
-        recorded=1,
-        pruned=0,
-        rejected=0,
-        stop_reason="no gain in 4 trials",
-        ram_budget_mib=1024.04,
-        fastest_samples_per_s=1600.004,
+        best, baseline, {"name": "fake"}, CPU, noise_cv=0.0412345, **counts, **search
     )
 
 
