@@ -39,7 +39,7 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     # Rates only exist: how the tuned one compares with the defaults is the bench's claim.
     assert recipe.measured.samples_per_s > 0 and recipe.measured.baseline_samples_per_s > 0
     # The recipe's rate, measured after the choice: by the record bursts, one or more.
-    assert 1 <= recipe.measured.model_extra["recorded"] == recipe.measured.measurements
+    assert 1 <= recipe.measured.recorded == recipe.measured.measurements
     run_dir = next((tmp_path / "results" / "runs").iterdir())
     assert {p.name for p in run_dir.iterdir()} >= {
         "recipe.json",
@@ -50,10 +50,8 @@ def test_tune_end_to_end_on_a_simulated_workload(tmp_path):
     table = (run_dir / "trials.md").read_text()
     # Header, the 3 search trials, the re-measurements of the best few and the record burst;
     # best marked.
-    extra = recipe.measured.model_extra
-    assert (
-        table.count("\n| ") == 4 + extra["remeasured"] + extra["recorded"] and "**best**" in table
-    )
+    m = recipe.measured
+    assert table.count("\n| ") == 4 + m.remeasured + m.recorded and "**best**" in table
     assert "PyTorch defaults" in result.output and "report:" in result.output
     assert children() == []
 

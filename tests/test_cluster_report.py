@@ -86,8 +86,8 @@ def test_report_merges_a_sweep_written_by_several_processes(tmp_path):
         assert recipe.environment["measured_on_nodes"] == nodes
         assert recipe.environment["node"] in nodes
         assert recipe.environment["slurm_array_job_id"] == "77"
-        extra = recipe.measured.model_extra
-        counts = recipe.measured.trials + extra["remeasured"] + extra["recorded"]
+        m = recipe.measured
+        counts = m.trials + m.remeasured + m.recorded
         # search trials, re-measurements, and each process's record burst of its own choice
         assert counts == len(studies[f"sweep/{point}"])
 

@@ -27,7 +27,6 @@ from autotune.burst.runner import with_epochs
 from autotune.diagnosis.epochs import epoch_advice
 from autotune.errors import WorkloadError
 from autotune.recipe.build import measured_block
-from autotune.recipe.model import Measured
 from autotune.search.ledger import StudyLedger
 from autotune.search.phases import Queue, persistent_twin
 from autotune.search.trial import TrialRecord, TrialStatus
@@ -83,10 +82,10 @@ def test_the_recorded_rate_is_over_whole_epochs_and_keeps_the_steady_one():
     assert result.restart_cost_s == pytest.approx(2.0)
     assert result.samples_per_s == pytest.approx(4800 / (3.0 + 2.0))
     assert result.restart_share == pytest.approx(0.4)
-    m = Measured(**measured_block(result, None))
+    m = measured_block(result, None)
     assert m.restart_cost_s == 2.0 and m.epoch_samples == 4800 and m.restart_share_pct == 40.0
     assert "2.00 s restart cost per epoch (40.0% of the epoch" in m.epoch_note()
-    unknown = Measured(**measured_block(with_epochs(window, 2.01, EpochLength(None, None)), None))
+    unknown = measured_block(with_epochs(window, 2.01, EpochLength(None, None)), None)
     assert unknown.samples_per_s == 1600.0 and "no length" in unknown.epoch_note()
 
 

@@ -58,7 +58,7 @@ def test_a_merged_recipe_carries_the_noise_the_measurements_and_a_diagnosis(tmp_
     assert m.noise_pct is not None and m.noise_pct > 0
     assert m.measurements == 2  # the two re-measurements: the search burst was selected for luck
     assert m.fastest_samples_per_s is not None and m.ties_resolved is not None
-    assert m.trials == 3 and m.model_extra["remeasured"] == 4
+    assert m.trials == 3 and m.remeasured == 4
     assert recipe.diagnosis is not None and recipe.diagnosis.recommendations is not None
     assert recipe.environment["study"] == "shared"
     assert all(t.diagnosis is not None for t in report.trials if t.ok)

@@ -68,7 +68,7 @@ def test_configurations_over_the_budget_are_rejected_and_shown(quick_burst):
     assert all(t.config.num_workers > 0 and t.result.host.peak_pss_mib > budget for t in rejected)
     assert all(t.config.num_workers > 0 for t in result.trials if t.status == TrialStatus.SKIPPED)
     assert result.config.num_workers == 0
-    assert result.recipe.measured.model_extra["rejected"] == len(rejected)
+    assert result.recipe.measured.rejected == len(rejected)
     table = {r["trial"]: r["status"] for r in rows(result.trials, result.best, result.baseline)}
     assert all(table[t.number].startswith("rejected: measured peak PSS") for t in rejected)
 

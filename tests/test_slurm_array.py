@@ -107,8 +107,8 @@ def test_array_of_three_tasks_tunes_into_one_study_and_report_merges_it(slurm_cl
         "report", "--study", "array3", "--storage", str(storage), "--out", str(tmp_path / "report")
     )
     recipe = load_recipe(tmp_path / "report" / "recipe.json")
-    extra = recipe.measured.model_extra
-    assert recipe.measured.trials + extra["remeasured"] + extra["recorded"] == len(trials)
+    m = recipe.measured
+    assert m.trials + m.remeasured + m.recorded == len(trials)
     assert recipe.environment["slurm_array_job_id"] == job_id
     assert recipe.environment["measured_on_nodes"] == ["localhost"]
     table = (tmp_path / "report" / "trials.md").read_text().splitlines()

@@ -20,7 +20,7 @@ from autotune.cli.common import (
 )
 from autotune.errors import OptionsError
 from autotune.online.memory import remember_recipe
-from autotune.recipe.model import Measured
+from autotune.recipe.model import Measured, shown
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
@@ -80,11 +80,10 @@ def _show(result: TuneResult, out: Path | None) -> None:
     if result.recipe is not None and result.best is not None:
         m = result.recipe.measured
         console.print(
-            f"PyTorch defaults: [bold]{m.baseline_samples_per_s:.1f}[/] samples/s -> tuned:"
-            f" [bold green]{m.samples_per_s:.1f}[/] samples/s ({m.speedup:.2f}x) with"
-            f" {result.best.config.label()}; {m.trials} trials +"
-            f" {(m.model_extra or {}).get('remeasured', 0)} re-measurements +"
-            f" {(m.model_extra or {}).get('recorded', 0)} record in"
+            f"PyTorch defaults: [bold]{shown(m.baseline_samples_per_s, '.1f')}[/] samples/s ->"
+            f" tuned: [bold green]{shown(m.samples_per_s, '.1f')}[/] samples/s"
+            f" ({shown(m.speedup, '.2f')}x) with {result.best.config.label()}; {m.trials} trials"
+            f" + {m.remeasured} re-measurements + {m.recorded} record in"
             f" {result.elapsed_s:.0f}s{_warmup_note(m)} (search stopped:"
             f" {result.stop_reason or 'n/a'})"
         )

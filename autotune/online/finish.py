@@ -23,6 +23,7 @@ from autotune.online.notice import Moment, Notices, say
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
+from autotune.recipe.measured import build_measured
 from autotune.recipe.model import Measured, Recipe
 from autotune.report.table import to_markdown
 from autotune.run_paths import ONLINE_PREFIX, new_run_dir
@@ -66,23 +67,19 @@ def measured_block(
     rate = _rate(m, batch_size)
     base = _rate(climb.measured.get(climb.start), batch_size)
     cost_s = ledger.cost_s(batch_size / rate) if rate else None
-    cv = climb.noise_cv()
     failed = {c.label(): f.failed for c, f in climb.measured.items() if f.failed}
-    return Measured(
-        samples_per_s=_round(rate, 2),
-        baseline_samples_per_s=_round(base, 2),
-        speedup=round(rate / base, 3) if rate and base else None,
-        data_wait_pct=None if m is None or m.wait_pct is None else round(m.wait_pct, 2),
-        startup_s=None if m is None or m.startup_s is None else round(m.startup_s, 3),
+    return build_measured(
+        samples_per_s=rate,
+        baseline_samples_per_s=base,
+        noise_cv=climb.noise_cv(),
+        data_wait_pct=None if m is None else m.wait_pct,
+        startup_s=None if m is None else m.startup_s,
         trials=sum(not f.refused for f in climb.measured.values()),
         measurements=None if m is None else m.n,
-        noise_pct=None if cv is None else round(100 * cv, 2),
         exploration_steps=ledger.explore_steps,
-        exploration_cost_s=_round(cost_s, 3),
+        exploration_cost_s=cost_s,
         exploration_cost_pct=(
-            round(100 * cost_s / ledger.explore_s, 2)
-            if cost_s is not None and ledger.explore_s
-            else None
+            100 * cost_s / ledger.explore_s if cost_s is not None and ledger.explore_s else None
         ),
         exploration_stop=stop,
         exploration_complete=not climb.exploring,
@@ -234,10 +231,9 @@ class Outcome:
             if ledger.tuned_s + ledger.explore_s > 0
             else None
         )
-        measured = Measured(
-            samples_per_s=_round(rate, 2),
+        measured = build_measured(
+            samples_per_s=rate,
             baseline_samples_per_s=None,
-            speedup=None,
             exploration_steps=0,
             exploration_stop=why,
             exploration_complete=None,

@@ -104,10 +104,17 @@ class FetchRecord(_Strict):
     workers_cannot_pay: bool  # receiving a batch costs the training process more than fetching it
 
 
+def shown(value: float | None, fmt: str) -> str:
+    """A measured figure as `fmt`, or n/a where it was not measured (null in the recipe)."""
+    return "n/a" if value is None else format(value, fmt)
+
+
 class Measured(BaseModel):
     """Figures measured on the tuning machine. A figure this machine cannot measure is null."""
 
-    model_config = ConfigDict(extra="allow")  # later measurements add fields; readers ignore them
+    # Every field is declared; a field this version does not know (from a later version, or one
+    # since dropped) is ignored on reading, so older and newer recipes load.
+    model_config = ConfigDict(extra="ignore")
 
     # null where nothing was measured (an online run ended before a window completed)
     samples_per_s: float | None
@@ -127,18 +134,28 @@ class Measured(BaseModel):
     startup_s: float | None = None
     trials: int | None = None
     tuning_s: float | None = None
+    ram_budget_mib: float | None = None  # the RAM guard's budget during the offline search
+    stop_reason: str | None = None  # why the offline search stopped
+    # The offline search's counts beside `trials` (search/trial.py, trial_counts):
+    remeasured: int | None = None  # re-measurements of the best few
+    recorded: int | None = None  # record bursts of the chosen configuration, after the choice
+    pruned: int | None = None  # trials stopped early by the pruner
+    rejected: int | None = None  # trials measured over the RAM budget
     # The device probes' warm-up steps (CUDA/cuDNN loading and autotuning), within tuning_s but
     # outside the budget: a one-time cost the training's own first steps pay too.
     device_warmup_s: float | None = None
     device_ceiling_samples_per_s: float | None = None  # the step fed one on-device batch
     loader_ceiling_samples_per_s: float | None = None  # the loader alone, at the chosen workers
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
+    # The probes behind the ceilings: the device per memory layout, the loader per worker count.
+    probes: dict[str, Any] | None = None
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s
     rate_from: RateSource | None = None  # which bursts those are
     # Z standard errors of samples_per_s, in % of it, at the measured burst noise
     # (decision/rate.py); the machine's drift between minutes comes on top. null: noise unknown.
     samples_per_s_error_pct: float | None = None
+    fastest_samples_per_s: float | None = None  # the fastest configuration's mean rate
     # Configurations the measurements could not tell apart from the tuned one (it is the cheapest
     # of them), and the band, in % of the fastest's rate, within which they tie.
     tied_with: list[str] | None = None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from autotune.diagnosis.diagnose import Diagnosis
 from autotune.diagnosis.fetch_advice import ms_text
-from autotune.recipe.model import FetchRecord, RateSource
+from autotune.recipe.model import FetchRecord, RateSource, shown
 from autotune.report.table import NA
 
 if TYPE_CHECKING:
@@ -204,8 +204,9 @@ def render(result: TuneResult, run_dir: Path, plots: dict[str, Path]) -> str:
         "",
         "## Result",
         "",
-        f"PyTorch defaults **{m.baseline_samples_per_s:.1f} samples/s** -> tuned"
-        f" **{m.samples_per_s:.1f} samples/s** ({m.speedup:.2f}x) with `{best.config.label()}`."
+        f"PyTorch defaults **{shown(m.baseline_samples_per_s, '.1f')} samples/s** -> tuned"
+        f" **{shown(m.samples_per_s, '.1f')} samples/s** ({shown(m.speedup, '.2f')}x) with"
+        f" `{best.config.label()}`."
         " Recipe: [recipe.json](recipe.json).",
     ]
     if m.target_rate_samples_per_s and m.samples_per_s is not None:

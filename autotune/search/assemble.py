@@ -50,10 +50,10 @@ def _ceiling_fields(
     loader, bound = ceilings.loader_at(workers), ceilings.bound_at(workers)
     context = replace(context, ceilings=KnownCeilings(ceilings.device_samples_per_s, loader))
     return context, dict(
-        device_ceiling_samples_per_s=round(ceilings.device_samples_per_s, 2),
-        device_warmup_s=round(ceilings.warmup_s, 1),
-        loader_ceiling_samples_per_s=None if loader is None else round(loader, 2),
-        ceiling_share=None if not bound else round(rate / bound, 3),
+        device_ceiling_samples_per_s=ceilings.device_samples_per_s,
+        device_warmup_s=ceilings.warmup_s,
+        loader_ceiling_samples_per_s=loader,
+        ceiling_share=None if not bound else rate / bound,
         probes=ceilings.as_dict(),
         fetch=None if ceilings.fetch is None else ceilings.fetch.as_dict(),
     )
@@ -73,16 +73,15 @@ def _rate_fields(outcome: Outcome, choice: Choice) -> dict[str, Any]:
 
 
 def _error(rates: list[float], choice: Choice) -> dict[str, Any]:
-    error = error_pct(rates, choice.record_noise_cv)
-    return dict(samples_per_s_error_pct=None if error is None else round(error, 1))
+    return dict(samples_per_s_error_pct=error_pct(rates, choice.record_noise_cv))
 
 
 def _choice_fields(choice: Choice) -> dict[str, Any]:
     return dict(
-        noise_pct=None if choice.noise_cv is None else round(100 * choice.noise_cv, 2),
-        fastest_samples_per_s=round(choice.fastest.mean, 2),
+        noise_cv=choice.noise_cv,
+        fastest_samples_per_s=choice.fastest.mean,
         tied_with=[c.config.label() for c in choice.ties] or None,
-        tie_band_pct=round(100 * choice.band, 2),
+        tie_band_pct=100 * choice.band,
         ties_resolved=choice.resolved,
     )
 
@@ -112,7 +111,8 @@ def assemble(
 ) -> Outcome:
     """Judge every trial and build the recipe, in place. `where` adds to the environment block
     (the best trial's origin); `stages`, the chosen configuration's timed stages, go into its
-    diagnosis; `extra` adds to the recipe's measured block."""
+    diagnosis; `extra` adds to the recipe's measured block (raw figures: recipe/measured.py
+    rounds them)."""
     measured: dict[str, Any] = {}
     rate = _rate_fields(outcome, outcome.choice) if outcome.choice is not None else {}
     if ceilings is not None and outcome.choice is not None:
