@@ -53,20 +53,21 @@ def test_torch_dataloader_is_autotunes_once_torch_is_imported(tmp_path):
     assert "True True True [[0, 1], [2, 3]]" in out
 
 
-@pytest.mark.parametrize("main", ["torch.distributed.run", "accelerate.commands.launch"])
-def test_a_launcher_process_is_left_unpatched(tmp_path, main):
-    """torchrun and the like only start the ranks, which patch themselves: the launcher does not
-    pay autotune's import before any rank starts."""
-    out = _run_under_boot(
-        tmp_path,
-        f"""
-        import sys, types
-        sys.modules["__main__"].__spec__ = types.SimpleNamespace(name="{main}")
-        import torch.utils.data
-        print(torch.utils.data.DataLoader.__module__, "autotune" in sys.modules)
-    """,
+@pytest.mark.parametrize("how", [["-m", "torch.distributed.run"], ["-mtorch.distributed.run"]])
+def test_a_launcher_process_is_left_unpatched(how):
+    """torchrun and the like only start the ranks, which patch themselves: the launcher, which
+    imports torch while `-m` finds it, does not pay autotune's import before any rank starts."""
+    env = child_environment(OnlineOptions(results_dir=None))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *how, "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert out.split() == ["torch.utils.data.dataloader", "False"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()]
+    assert "torch" in imported and "autotune.online.loader" not in imported
 
 
 def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):

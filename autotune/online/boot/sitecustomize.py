@@ -52,7 +52,22 @@ class PatchAfterTorch(importlib.abc.MetaPathFinder):
 
 
 def launcher() -> bool:
-    """Whether this process is one of the launchers (its main module, or its command)."""
+    """Whether this process is one of the launchers: run as `python -m LAUNCHER` (torch is
+    imported while the module is found, before __main__ is it, so the command line tells), or as
+    its command."""
+    argv = list(getattr(sys, "orig_argv", None) or sys.argv)
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-X", "-W"):  # the interpreter's options that take a value
+            i += 2
+            continue
+        if arg.startswith("-m"):
+            module = arg[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
+            return module in LAUNCHER_MODULES
+        if arg == "-c" or not arg.startswith("-"):
+            break  # a command or the script: what follows is theirs
+        i += 1
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(spec, "name", None) in LAUNCHER_MODULES:
         return True
