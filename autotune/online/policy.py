@@ -51,6 +51,7 @@ from typing import Callable, Generator, Protocol
 
 from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
+from autotune.decision.epoch_time import EpochParts, rate_at, shared_setting, steady_of
 from autotune.decision.rate import tolerance
 from autotune.decision.verdict import Verdict
 from autotune.decision.worker_range import Evidence, Fits, any_fits
@@ -528,16 +529,17 @@ class HillClimb:
         return self.range.grow(self._evidence(computes))
 
     def _evidence(self, computes: str | None) -> Evidence:
+        setting = self._setting()
         rates: dict[int, float] = {}
         for m in self.measured.values():
             if m.n and not m.failed:
                 n = m.config.num_workers
-                rates[n] = max(rates.get(n, 0.0), m.mean)
+                rates[n] = max(rates.get(n, 0.0), rate_at(self._parts(m), setting, m.mean))
         best = self.best
         return Evidence(
             label=best.config.label(),
             workers=best.config.num_workers,
-            rate=best.mean,
+            rate=rate_at(self._parts(best), setting, best.mean),
             rate_by_workers=rates,
             wait_share=best.starved_share,
             computes=computes,
@@ -618,6 +620,34 @@ class HillClimb:
 
     # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
+    def _parts(self, m: Measurement, rate: float | None = None) -> EpochParts:
+        """`m`'s parts for the epoch model (decision/epoch_time.py), in steps, at its windows'
+        rate (or one window's `rate`): its pool's measured start-up is a fresh restart; windows of
+        whole epochs hold one restart each, taken out of the steady rate where it was fresh (a
+        persistent pool's refill stays in: it is paid with persistent workers too)."""
+        s, config = self.settings, m.config
+        rate = m.mean if rate is None else rate
+        fresh = (m.startup_s or 0.0) if config.num_workers > 0 else 0.0
+        persistent = config.persistent_workers and config.num_workers > 0
+        holds_restart = s.windowed_by_epoch(config) and not persistent
+        steady = steady_of(rate, s.epoch_steps, fresh) if holds_restart else rate
+        return EpochParts(steady, m.startup_s, None, s.epoch_steps, persistent)
+
+    def _setting(self) -> bool | None:
+        """The persistence setting worker counts are compared at (epoch_time.shared_setting)."""
+        return shared_setting(
+            self._parts(m) for m in self.measured.values() if m.n and not m.failed
+        )
+
+    def _pieces(self, m: Measurement, setting: bool | None) -> brain.Pieces:
+        """`m`'s windows at the compared persistence setting: as measured, unless restarts matter
+        and it ran under the other, when each window is the epoch model's for `setting`."""
+        pieces = m.pieces
+        if setting is None or m.config.num_workers == 0 or m.config.persistent_workers == setting:
+            return pieces
+        rates = tuple(self._parts(m, r).rate(setting) for r in pieces.rates)
+        return replace(pieces, rates=rates)
+
     def noise_cv(self) -> float | None:
         """One window's noise (decision/verdict.py, as the offline search's of one burst)."""
         return brain.noise_cv([m.pieces for m in self.measured.values()])
@@ -628,9 +658,10 @@ class HillClimb:
         if cand.failed:
             return Verdict.WORSE
         s = self.settings
+        setting = self._setting()
         return brain.verdict(
-            best.pieces,
-            cand.pieces,
+            self._pieces(best, setting),
+            self._pieces(cand, setting),
             self.noise_cv(),
             exhausted=cand.n >= s.max_windows,
             least=s.min_windows,
