@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from autotune.decision.epoch_time import rate_at, shared_setting
@@ -91,7 +91,8 @@ def rates_at(
     trials: Sequence[MeasuredConfig], setting: bool | None
 ) -> dict[LoaderConfig, AtWorkers]:
     """Each configuration's rate over whole epochs at persistence `setting` (the epoch model's,
-    decision/epoch_time.py; None: as measured), pooled over its measurements."""
+    decision/epoch_time.py; None: as measured), pooled over its measurements; one measured under
+    both settings is read from its measurements under `setting` alone."""
     by_config: dict[LoaderConfig, list[tuple[float, float, float]]] = {}
     for t in trials:
         if t.ok and t.samples_per_s is not None:
@@ -100,6 +101,10 @@ def rates_at(
             by_config.setdefault(t.config, []).append((rate, t.samples_per_s, t.span_s or 0.0))
     out = {}
     for config, m in by_config.items():
+        twin = replace(config, persistent_workers=bool(setting)) if config.num_workers else config
+        if setting is not None and twin != config and twin in by_config:
+            continue  # measured under `setting` too: its own measurement, not the prediction
+
         rates, measured, spans = zip(*m, strict=True)
         out[config] = AtWorkers(config, pooled_rate(rates, spans), pooled_rate(measured, spans))
     return out

@@ -244,20 +244,15 @@ def persistent_twin(trials: list[TrialRecord]) -> LoaderConfig | None:
     persistent, and the sampler would take many trials to learn that this knob decides the epoch
     rate, and that worker counts slow without it are the fast ones with it: the model's pick is
     confirmed by one measurement rather than every worker count measured both ways."""
-    # Compared by configuration (a shared study's records are copies). A twin measured already
-    # stands for its configuration: its own measurement, not the prediction.
-    measured = {t.config for t in trials if t.measured}
-    rates = [
-        at
-        for config, at in rates_at(trials, True).items()
-        if replace(config, persistent_workers=True) not in measured - {config}
-    ]
+    # Compared by configuration (a shared study's records are copies); a twin measured already
+    # stands for its configuration (effects.rates_at).
+    rates = rates_at(trials, True)
     if not rates:
         return None
-    top = max(rates, key=lambda at: at.rate).config
-    if top.num_workers == 0 or top.persistent_workers:
-        return None
+    top = max(rates.values(), key=lambda at: at.rate).config
     twin = replace(top, persistent_workers=True)
+    if top.num_workers == 0 or top.persistent_workers or any(t.config == twin for t in trials):
+        return None  # a twin measured and failed is not measured again
     last = next(t for t in reversed(trials) if t.config == top and t.ok)
     return twin if persistence_matters(last.burst.restart_cost_s, last.burst.epoch_s) else None
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from autotune.decision.worker_range import Evidence, WorkerRange
-from autotune.diagnosis import Context, diagnose
+from autotune.diagnosis import Context
+from autotune.diagnosis.diagnose import diagnose
 from autotune.diagnosis.effects import workers_at
 from autotune.probe.ceilings import Ceilings
 from autotune.search.choose import pick_best
