@@ -32,6 +32,8 @@ from autotune.search.search_range import evidence
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
+from autotune.workload.simulated import SimSpec
+from benchmarks.workloads import BENCH_WORKLOADS
 
 BATCH, EPOCH_STEPS = 16, 30
 EPOCH = BATCH * EPOCH_STEPS  # samples
@@ -210,3 +212,15 @@ def test_epoch_parts_without_a_length_are_the_steady_rate():
     parts = EpochParts(800.0, 2.0, None, None, persistent=False)
     assert parts.rate(False) == parts.rate(True) == 800.0
     assert parts.restart_share is None and parts.restart_matters is None
+
+
+def test_the_bench_has_three_workloads_where_workers_and_persistence_interact():
+    joint = {w.key: w for w in BENCH_WORKLOADS if w.key.startswith("open-")}
+    assert [k for k, w in joint.items() if w.held_out] == ["open-80"]
+    epochs = {}
+    for key, bench in joint.items():
+        spec = SimSpec.parse(bench.spec.split(":", 1)[1])
+        epochs[key] = (spec.open_ms, spec.length // spec.batch)
+        assert "persistent_workers" not in bench.held_off("cpu")  # the knob they hinge on
+        assert max(bench.grid_workers) > 4 * 2  # past the range's start on 2 CPUs
+    assert epochs == {"open-30": (400, 30), "open-80": (1000, 80), "open-300": (2000, 300)}

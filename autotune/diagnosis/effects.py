@@ -56,8 +56,8 @@ def worker_setting(trials: Sequence[MeasuredConfig]) -> bool | None:
 
 
 @dataclass(frozen=True)
-class AtWorkers:
-    """A worker count's fastest configuration, its rate at the compared setting and as measured."""
+class ConfigRate:
+    """A configuration's rate over whole epochs at the compared setting, and as measured."""
 
     config: LoaderConfig
     rate: float
@@ -71,7 +71,7 @@ class WorkersAt:
     and a re-measured configuration's best one the luckiest."""
 
     setting: bool | None
-    by_workers: dict[int, AtWorkers]
+    by_workers: dict[int, ConfigRate]
 
     @property
     def rates(self) -> dict[int, float]:
@@ -89,7 +89,7 @@ class WorkersAt:
 
 def rates_at(
     trials: Sequence[MeasuredConfig], setting: bool | None
-) -> dict[LoaderConfig, AtWorkers]:
+) -> dict[LoaderConfig, ConfigRate]:
     """Each configuration's rate over whole epochs at persistence `setting` (the epoch model's,
     decision/epoch_time.py; None: as measured), pooled over its measurements; one measured under
     both settings is read from its measurements under `setting` alone."""
@@ -106,7 +106,7 @@ def rates_at(
             continue  # measured under `setting` too: its own measurement, not the prediction
 
         rates, measured, spans = zip(*m, strict=True)
-        out[config] = AtWorkers(config, pooled_rate(rates, spans), pooled_rate(measured, spans))
+        out[config] = ConfigRate(config, pooled_rate(rates, spans), pooled_rate(measured, spans))
     return out
 
 
@@ -114,7 +114,7 @@ def workers_at(trials: Sequence[MeasuredConfig]) -> WorkersAt:
     """Rates by worker count, never a rate that paid a pool's restart every epoch against one
     that did not: where restarts matter, each is the epoch model's at one persistence setting."""
     setting = worker_setting(trials)
-    best: dict[int, AtWorkers] = {}
+    best: dict[int, ConfigRate] = {}
     for at in rates_at(trials, setting).values():
         w = at.config.num_workers
         if w not in best or at.rate > best[w].rate:

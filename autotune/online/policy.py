@@ -38,7 +38,11 @@ candidate that the steps left cannot repay (remaining.py).
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
 measured start-up, paid again every epoch, is at least 2% of an epoch (decision/verdict.py's rule,
-which the offline search's twin and epoch advice read too), or where the script set it.
+which the offline search's twin and epoch advice read too), or where the script set it. Where it
+matters, a start run without persistent workers (its whole-epoch windows paying a fresh pool's
+start-up) and the persistent candidates are judged at one setting (decision/epoch_time.py, as the
+search compares its worker counts): never a rate that paid a restart every epoch against one that
+did not.
 
 One class, HillClimb: the driver (steps in, switches out), the check of a remembered best, the
 plan (the configurations to measure, in order) and the statistics.
