@@ -348,7 +348,9 @@ class HillClimb:
             switch = self._window_closed(m)
         if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
-        self.measured[self.current].resumed()  # a window is not made of two epochs' steps
+        running = self._measurement_of(self.current)  # the choice may have added persistence
+        if running is not None:
+            running.resumed()  # a window is not made of two epochs' steps
         # The next epoch is a window where its pool runs on (a new one's first epoch starts it).
         self._since_epoch_start = self.current == ran
         return switch
