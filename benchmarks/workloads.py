@@ -49,6 +49,18 @@ Issue #12 added two, for what a burst alone cannot see:
                     14 679 samples/s; the step takes 727), above the 4 x CPUs the range starts
                     at; its grid reaches 20 workers.
 
+Issue #45 added three where an expensive per-worker open, short epochs and more workers all
+pay at once, in different proportions, so that the tuner cannot be lucky on them: the worker
+count and persistent_workers must be judged together (a count measured without persistent
+workers pays its opens every epoch, and reads slower than it is with them):
+  open-30           0.4 s to open a worker's files, 30-step epochs, items that wait on storage
+                    far longer than they compute: the restart outweighs the epoch's steady time,
+                    and the best is many persistent workers;
+  open-80           1 s open, 80-step epochs, CPU and storage time per item: the restart is about
+                    an epoch's steady time; held out: never run while developing;
+  open-300          2 s open, 300-step epochs, storage-bound items: the restart is a third of an
+                    epoch, and storage latency asks for more workers than the cores.
+
 Grids: on the simulated workloads (and on `photos` without a GPU) the step never reads the
 batch's memory layout, so channels_last only adds a copy in the main process; the grid holds it
 off (66 points instead of 130 on 2 CPUs; the tuner still searches it). `demo` and `photos` hold
@@ -95,6 +107,8 @@ class BenchWorkload:
 
 # On these the step ignores the memory layout: channels_last is a pure cost, held off the grid.
 LAYOUT_BLIND = ("channels_last",)
+# Issue #45's workloads: their best lies past the 8 workers the range starts at on 2 CPUs.
+JOINT_GRID = (0, 1, 2, 4, 6, 8, 10, 12, 16)
 
 BENCH_WORKLOADS = (
     BenchWorkload(
@@ -216,6 +230,33 @@ BENCH_WORKLOADS = (
         "a 160-step training (10 epochs of 16 batches of 5 ms items, a 40 ms step) whose"
         " length the tuner is told: exploring must pay for itself within the run",
         online_steps=160,
+    ),
+    # Issue #45: a per-worker open, short epochs and more workers paying at once. Their grids
+    # reach past the 8 workers the range starts at on 2 CPUs; persistence stays on the grid.
+    BenchWorkload(
+        "open-30",
+        "sim:cpu_ms=0.6,io_ms=4,step_ms=6,batch=16,length=480,open_ms=400",
+        "0.4 s worker open, 30-step epochs, 4 ms storage waits per item: the restart outweighs"
+        " an epoch's steady time, and more persistent workers pay",
+        grid_off=LAYOUT_BLIND,
+        grid_workers=JOINT_GRID,
+    ),
+    BenchWorkload(
+        "open-80",
+        "sim:cpu_ms=0.8,io_ms=3,step_ms=10,batch=16,length=1280,open_ms=1000",
+        "1 s worker open, 80-step epochs, CPU and storage time per item: workers and"
+        " persistence judged together; held out: never run while developing",
+        held_out=True,
+        grid_off=LAYOUT_BLIND,
+        grid_workers=JOINT_GRID,
+    ),
+    BenchWorkload(
+        "open-300",
+        "sim:cpu_ms=0.2,io_ms=6,step_ms=12,batch=16,length=4800,open_ms=2000",
+        "2 s worker open, 300-step epochs, storage-bound items: a third of an epoch restarts"
+        " a fresh pool, and the items ask for more workers than the cores",
+        grid_off=LAYOUT_BLIND,
+        grid_workers=JOINT_GRID,
     ),
     BenchWorkload(
         "mixed",

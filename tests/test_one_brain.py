@@ -158,7 +158,7 @@ def test_persistent_workers_matter_on_the_same_rule_offline_and_online(restart_s
         replace(burst(CHEAP, 100.0), epoch_samples=1000, restart_cost_s=restart_share * epoch_s),
         phase=Phase.SEARCH,
     )
-    twin = persistent_twin(done, [done])
+    twin = persistent_twin([done])
     # Online: the chosen pool's start-up against an epoch of its steps, at 100 batches/s.
     settings = ClimbSettings(epoch_steps=1000, usable_cpus=2, cuda=False)
     climb = HillClimb(CHEAP, TUNED, settings)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune.burst.epoch_window import WholeEpochs
+from autotune.decision import epoch_time
 
 # A window that crossed boundaries keeps at least this share of its time as steady: the restart
 # cost comes from another measurement and must not wipe the window out if it overshoots.
@@ -70,11 +71,11 @@ def steady_rate(window_rate: float, window_s: float, boundaries: int, cost_s: fl
 
 
 def epoch_rate(steady_samples_per_s: float, length: EpochLength, cost_s: float) -> float:
-    """Samples/s over whole epochs: the steady rate with one restart per epoch."""
-    samples = length.samples if length.known else None
-    if samples is None or steady_samples_per_s <= 0 or cost_s <= 0:
-        return steady_samples_per_s
-    return samples / (samples / steady_samples_per_s + cost_s)
+    """Samples/s over whole epochs: the steady rate with one restart per epoch
+    (decision/epoch_time.py)."""
+    return epoch_time.epoch_rate(
+        steady_samples_per_s, length.samples if length.known else None, cost_s
+    )
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,8 @@ def whole_epoch_cost(whole: WholeEpochs, length: EpochLength) -> EpochCost:
     theirs; a boundary costs its step interval over the others', and the steady rate is the one
     that, with that cost once an epoch, gives the measured rate."""
     cost = max(0.0, whole.boundary_step_s - whole.step_s)
-    steady = whole.samples_per_s
     samples = length.samples if length.known else None
-    if samples is not None and steady > 0 and samples / steady > cost:
-        steady = samples / (samples / steady - cost)
+    steady = epoch_time.steady_of(whole.samples_per_s, samples, cost)
     return EpochCost(steady, whole.samples_per_s, whole.boundary_step_s, cost, length)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from autotune.burst.epoch import restart_cost_s
+from autotune.decision.epoch_time import EpochParts
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostStats
 from autotune.telemetry.nvml import GpuStats
@@ -61,6 +63,26 @@ class BurstResult:
         """Share of an epoch's time its restart costs (0 where the length is unknown)."""
         epoch_s = self.epoch_s
         return 0.0 if epoch_s is None else self.restart_cost_s / epoch_s
+
+    @property
+    def epoch_parts(self) -> EpochParts:
+        """Its parts for the epoch model (decision/epoch_time.py). Every burst starts a fresh
+        pool, so a persistent one measures a fresh start-up too (its burst's start-up over a
+        steady step) besides its refill; a fresh one measures no refill."""
+        persistent = self.config.persistent_workers and self.config.num_workers > 0
+        batch = max(1, round(self.samples / max(1, self.steps)))
+        fresh = (
+            restart_cost_s(self.startup_s, self.steady_rate, batch)
+            if persistent
+            else self.restart_cost_s
+        )
+        return EpochParts(
+            steady=self.steady_rate,
+            fresh_restart_s=fresh if self.config.num_workers > 0 else 0.0,
+            refill_s=self.restart_cost_s if persistent else None,
+            epoch_size=self.epoch_samples,
+            persistent=persistent,
+        )
 
     @property
     def step_s(self) -> float:

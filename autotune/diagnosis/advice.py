@@ -6,10 +6,11 @@ from typing import Sequence
 
 from autotune.decision.thresholds import WAITS_SHARE
 from autotune.diagnosis.effects import (
+    WorkersAt,
     describe_effect,
     fewest_workers_within,
     knob_effect,
-    mean_rate_by_workers,
+    workers_at,
     workers_measured_faster,
 )
 from autotune.diagnosis.evidence import Context, Evidence
@@ -43,10 +44,24 @@ def _cpu_use(e: Evidence) -> str:
 
 def _scaling(trials: Sequence[MeasuredConfig], workers: int) -> str:
     """'2 workers 480/s, 4 workers 490/s' around the tuned worker count (each its fastest
-    configuration's mean)."""
-    rates = mean_rate_by_workers(trials)
-    near = sorted(rates, key=lambda w: abs(w - workers))[:3]
-    return ", ".join(f"{w} workers {rates[w]:.0f}/s" for w in sorted(near))
+    configuration's mean); where restarts matter, every rate at one persistence setting, named,
+    and a rate measured under the other marked as the epoch model's (effects.workers_at)."""
+    at = workers_at(trials)
+    near = sorted(at.by_workers, key=lambda w: abs(w - workers))[:3]
+    listed = ", ".join(_at_workers(at, w) for w in sorted(near))
+    return listed if at.setting is None else f"at persistent_workers={at.setting}, {listed}"
+
+
+def _at_workers(at: WorkersAt, workers: int) -> str:
+    one = at.by_workers[workers]
+    line = f"{workers} workers {one.rate:.0f}/s"
+    if not at.predicted(workers):
+        return line
+    other = "with" if one.config.persistent_workers else "without"
+    return (
+        f"{line} (predicted from its steady rate and restart; measured {one.measured:.0f}/s"
+        f" {other} persistent workers)"
+    )
 
 
 def _input(e: Evidence, trials: Sequence[MeasuredConfig], context: Context) -> list[str]:

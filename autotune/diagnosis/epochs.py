@@ -1,18 +1,23 @@
 """Whether epoch restarts matter for this workload, and so whether persistent_workers does.
 
 Drawn from the tuned burst's own restart cost (burst/epoch.py) and, where trials differ in
-persistent_workers alone, from their measured rates over whole epochs."""
+persistent_workers alone, from their measured rates over whole epochs; where restarts matter, the
+line that follows names the interaction that decided the worker count: each count compared at
+persistent_workers=True (decision/epoch_time.py), never a rate that paid a restart every epoch
+against one that did not."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 from autotune.burst.result import BurstResult
+from autotune.decision.thresholds import FALLEN
 from autotune.decision.verdict import persistence_matters
-from autotune.diagnosis.effects import describe_effect, knob_effect
+from autotune.diagnosis.effects import describe_effect, knob_effect, workers_at
 from autotune.diagnosis.measured import MeasuredConfig
 
 KNOB = "persistent_workers"
+SAME = FALLEN  # within one measurement's noise: a tie, the cheaper count chosen
 
 
 def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
@@ -28,12 +33,12 @@ def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
     effect = knob_effect(trials, KNOB)
     share = result.restart_share
     persistent = bool(getattr(result.config, KNOB))
-    # A persistent pool's own restart says nothing of what a fresh one costs: only the measured
-    # gain counts for it (decision/verdict.py, the online climb's rule too).
+    # A persistent pool's own restart (its refill) says nothing of what a fresh one costs; its
+    # burst's start-up does (decision/epoch_time.py): the rule of decision/verdict.py, the online
+    # climb's too, reads that against an epoch without persistent workers.
+    parts = result.epoch_parts
     matters = persistence_matters(
-        None if persistent else result.restart_cost_s,
-        result.epoch_s,
-        None if effect is None else effect.ratio - 1,
+        parts.fresh_restart_s, parts.epoch_s(False), None if effect is None else effect.ratio - 1
     )
     restart = (
         f"an epoch ({result.epoch_samples} samples) restarts its pool in"
@@ -42,11 +47,43 @@ def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
     )
     if matters is True:
         keep = "keep persistent_workers=True" if persistent else "use persistent_workers=True"
-        return [
+        line = (
             f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"
             f" over whole epochs; {keep}"
-        ]
+        )
+        return [line, *interaction(result, trials)]
     return [
         f"persistent_workers does not matter here: {restart}; {describe_effect(effect, KNOB)}"
         " over whole epochs"
+    ]
+
+
+def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
+    """The interaction of workers and persistence behind a persistent choice: what a fresh pool's
+    restart of its workers costs an epoch, and its worker count against the fastest other at
+    persistent_workers=True (measured, or the epoch model's from a steady rate and restart measured
+    without). None where restarts do not matter or no other worker count was measured."""
+    config, parts = result.config, result.epoch_parts
+    share, workers = parts.restart_share, config.num_workers
+    at = workers_at(trials)
+    if not config.persistent_workers or share is None or at.setting is not True:
+        return []
+    others = {n: one for n, one in at.by_workers.items() if n not in (0, workers)}
+    if workers not in at.by_workers or not others:
+        return []
+    rival = max(others, key=lambda n: others[n].rate)
+    mine, theirs = at.by_workers[workers].rate, others[rival].rate
+    batch = max(1, round(result.samples / max(1, result.steps)))
+    steps = round((result.epoch_samples or 0) / batch)
+    verb = "beat" if mine > theirs else "tie with" if mine >= theirs * (1 - SAME) else "trail"
+    predicted = (
+        f"; {rival} workers measured {others[rival].measured:.0f}/s without persistent workers,"
+        " its rate at True the epoch model's"
+        if at.predicted(rival)
+        else ""
+    )
+    return [
+        f"{KNOB}: the restart of {workers} workers costs {share:.0%} of a {steps}-step epoch"
+        f" without it; compared at {KNOB}=True, {workers} workers {verb} {rival}"
+        f" ({mine:.0f} against {theirs:.0f} samples/s{predicted})"
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from autotune.decision.epoch_time import EpochParts
 from autotune.space.config import LoaderConfig
 
 
@@ -20,3 +21,6 @@ class MeasuredConfig(Protocol):
 
     @property
     def span_s(self) -> float | None: ...
+
+    @property
+    def epoch_parts(self) -> EpochParts | None: ...

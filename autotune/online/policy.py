@@ -38,7 +38,11 @@ candidate that the steps left cannot repay (remaining.py).
 
 persistent_workers cannot be measured inside an epoch; it is set where the chosen configuration's
 measured start-up, paid again every epoch, is at least 2% of an epoch (decision/verdict.py's rule,
-which the offline search's twin and epoch advice read too), or where the script set it.
+which the offline search's twin and epoch advice read too), or where the script set it. Where it
+matters, a start run without persistent workers (its whole-epoch windows paying a fresh pool's
+start-up) and the persistent candidates are judged at one setting (decision/epoch_time.py, as the
+search compares its worker counts): never a rate that paid a restart every epoch against one that
+did not.
 
 One class, HillClimb: the driver (steps in, switches out), the check of a remembered best, the
 plan (the configurations to measure, in order) and the statistics.
@@ -51,6 +55,7 @@ from typing import Callable, Generator, Protocol
 
 from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
+from autotune.decision.epoch_time import EpochParts, rate_at, shared_setting, steady_of
 from autotune.decision.rate import tolerance
 from autotune.decision.verdict import Verdict
 from autotune.decision.worker_range import Evidence, Fits, any_fits
@@ -343,7 +348,9 @@ class HillClimb:
             switch = self._window_closed(m)
         if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
-        self.measured[self.current].resumed()  # a window is not made of two epochs' steps
+        running = self._measurement_of(self.current)  # the choice may have added persistence
+        if running is not None:
+            running.resumed()  # a window is not made of two epochs' steps
         # The next epoch is a window where its pool runs on (a new one's first epoch starts it).
         self._since_epoch_start = self.current == ran
         return switch
@@ -528,16 +535,17 @@ class HillClimb:
         return self.range.grow(self._evidence(computes))
 
     def _evidence(self, computes: str | None) -> Evidence:
+        setting = self._setting()
         rates: dict[int, float] = {}
         for m in self.measured.values():
             if m.n and not m.failed:
                 n = m.config.num_workers
-                rates[n] = max(rates.get(n, 0.0), m.mean)
+                rates[n] = max(rates.get(n, 0.0), rate_at(self._parts(m), setting, m.mean))
         best = self.best
         return Evidence(
             label=best.config.label(),
             workers=best.config.num_workers,
-            rate=best.mean,
+            rate=rate_at(self._parts(best), setting, best.mean),
             rate_by_workers=rates,
             wait_share=best.starved_share,
             computes=computes,
@@ -618,6 +626,34 @@ class HillClimb:
 
     # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
+    def _parts(self, m: Measurement, rate: float | None = None) -> EpochParts:
+        """`m`'s parts for the epoch model (decision/epoch_time.py), in steps, at its windows'
+        rate (or one window's `rate`): its pool's measured start-up is a fresh restart; windows of
+        whole epochs hold one restart each, taken out of the steady rate where it was fresh (a
+        persistent pool's refill stays in: it is paid with persistent workers too)."""
+        s, config = self.settings, m.config
+        rate = m.mean if rate is None else rate
+        fresh = (m.startup_s or 0.0) if config.num_workers > 0 else 0.0
+        persistent = config.persistent_workers and config.num_workers > 0
+        holds_restart = s.windowed_by_epoch(config) and not persistent
+        steady = steady_of(rate, s.epoch_steps, fresh) if holds_restart else rate
+        return EpochParts(steady, m.startup_s, None, s.epoch_steps, persistent)
+
+    def _setting(self) -> bool | None:
+        """The persistence setting worker counts are compared at (epoch_time.shared_setting)."""
+        return shared_setting(
+            self._parts(m) for m in self.measured.values() if m.n and not m.failed
+        )
+
+    def _pieces(self, m: Measurement, setting: bool | None) -> brain.Pieces:
+        """`m`'s windows at the compared persistence setting: as measured, unless restarts matter
+        and it ran under the other, when each window is the epoch model's for `setting`."""
+        pieces = m.pieces
+        if setting is None or m.config.num_workers == 0 or m.config.persistent_workers == setting:
+            return pieces
+        rates = tuple(self._parts(m, r).rate(setting) for r in pieces.rates)
+        return replace(pieces, rates=rates)
+
     def noise_cv(self) -> float | None:
         """One window's noise (decision/verdict.py, as the offline search's of one burst)."""
         return brain.noise_cv([m.pieces for m in self.measured.values()])
@@ -628,9 +664,10 @@ class HillClimb:
         if cand.failed:
             return Verdict.WORSE
         s = self.settings
+        setting = self._setting()
         return brain.verdict(
-            best.pieces,
-            cand.pieces,
+            self._pieces(best, setting),
+            self._pieces(cand, setting),
             self.noise_cv(),
             exhausted=cand.n >= s.max_windows,
             least=s.min_windows,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, TypeVar
 
 from autotune.decision.verdict import persistence_matters
+from autotune.diagnosis.effects import rates_at
 from autotune.errors import AutotuneError
 from autotune.probe.ceilings import Ceilings
 from autotune.probe.run import PROBE_SETTINGS, probe_loader, run_probes
@@ -229,25 +230,31 @@ def _search(
         if done is None:
             return f"stopped by {runner.stop.name}"
         rules.update(done)
-        twin = persistent_twin(done, runner.all_trials())
+        twin = persistent_twin(runner.all_trials())
         if twin is not None and workers.space.params(twin).get("persistent_workers"):
             queue.first([twin])
             rules.restart(1)
 
 
-def persistent_twin(done: TrialRecord, trials: list[TrialRecord]) -> LoaderConfig | None:
-    """The same configuration with persistent workers, to measure next, where `done` is the best
-    so far and its epoch restart matters (decision/verdict.py, the online climb's rule too): the
-    seeds are not persistent, and the sampler would take many trials to learn that this knob
-    decides the epoch rate."""
-    config = done.config
-    if not done.ok or config.num_workers == 0 or config.persistent_workers:
+def persistent_twin(trials: list[TrialRecord]) -> LoaderConfig | None:
+    """The persistent twin to measure next: of the configuration fastest at
+    persistent_workers=True by the epoch model (decision/epoch_time.py: its steady rate with a
+    persistent pool's refill), where it was measured without persistent workers and its epoch
+    restart matters (decision/verdict.py, the online climb's rule too). The seeds are not
+    persistent, and the sampler would take many trials to learn that this knob decides the epoch
+    rate, and that worker counts slow without it are the fast ones with it: the model's pick is
+    confirmed by one measurement rather than every worker count measured both ways."""
+    # Compared by configuration (a shared study's records are copies); a twin measured already
+    # stands for its configuration (effects.rates_at).
+    rates = rates_at(trials, True)
+    if not rates:
         return None
-    best = pick_best(trials)  # compared by configuration: a shared study's records are copies
-    matters = persistence_matters(done.burst.restart_cost_s, done.burst.epoch_s)
-    if not matters or best is None or best.config != config:
-        return None
-    return replace(config, persistent_workers=True)
+    top = max(rates.values(), key=lambda at: at.rate).config
+    twin = replace(top, persistent_workers=True)
+    if top.num_workers == 0 or top.persistent_workers or any(t.config == twin for t in trials):
+        return None  # a twin measured and failed is not measured again
+    last = next(t for t in reversed(trials) if t.config == top and t.ok)
+    return twin if persistence_matters(last.burst.restart_cost_s, last.burst.epoch_s) else None
 
 
 def _grown(runner: TrialRunner, queue: Queue, workers: SearchRange, rules: StopRules) -> bool:

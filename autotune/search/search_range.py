@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from autotune.decision.worker_range import Evidence, WorkerRange
-from autotune.diagnosis import Context, diagnose
-from autotune.diagnosis.effects import mean_rate_by_workers
+from autotune.diagnosis import Context
+from autotune.diagnosis.diagnose import diagnose
+from autotune.diagnosis.effects import workers_at
 from autotune.probe.ceilings import Ceilings
 from autotune.search.choose import pick_best
 from autotune.search.guard import MemoryGuard, fitting_top
@@ -26,7 +27,10 @@ from autotune.space.space import SearchSpace
 
 def evidence(best: TrialRecord, trials: list[TrialRecord], context: Context) -> Evidence:
     """What the bursts say about more workers: the best's wait and CPU use, and the rate at each
-    worker count, each configuration's pooled over its bursts as online over its windows."""
+    worker count, each configuration's pooled over its bursts as online over its windows. Where
+    epoch restarts matter, the rates are compared at one persistence setting (effects.workers_at),
+    and the best worker count is the fastest there: a count measured without persistent workers
+    is not read as slower for restarts it would not pay with them."""
     verdict = diagnose(best.burst, context).verdict
     e = verdict.evidence
     computes = (
@@ -35,11 +39,17 @@ def evidence(best: TrialRecord, trials: list[TrialRecord], context: Context) -> 
         if e.cpu_saturated
         else None
     )
-    rates = mean_rate_by_workers(trials)
+    at = workers_at(trials)
+    rates = at.rates
+    top = best.config
+    if at.setting is not None and rates:
+        top = at.by_workers[max(rates, key=lambda w: rates[w])].config
+    if at.setting is not None and top.num_workers > 0:
+        top = replace(top, persistent_workers=at.setting)  # the setting its rate is read at
     return Evidence(
-        label=best.config.label(),
-        workers=best.config.num_workers,
-        rate=rates.get(best.config.num_workers, best.rate),
+        label=top.label(),
+        workers=top.num_workers,
+        rate=rates.get(top.num_workers, best.rate),
         rate_by_workers=rates,
         wait_share=e.split.wait_pct / 100,
         computes=computes,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from autotune.burst.result import BurstResult
+from autotune.decision.epoch_time import EpochParts
 from autotune.space.config import LoaderConfig
 from autotune.strenum import StrEnum
 
@@ -71,6 +72,11 @@ class TrialRecord:
     def rate(self) -> float:
         """samples/s of a trial that ran (see `burst`)."""
         return self.burst.samples_per_s
+
+    @property
+    def epoch_parts(self) -> EpochParts | None:
+        """Its steady rate and restarts for the epoch model (decision/epoch_time.py)."""
+        return self.result.epoch_parts if self.result else None
 
     @property
     def span_s(self) -> float | None:
