@@ -1,0 +1,34 @@
+"""The packages' lazily imported re-exports (autotune/lazy.py) resolve to what their eager
+imports did, and none shares its name with a submodule: importing that submodule later would set
+the package's attribute to the module, over the lazy name (as `autotune.diagnosis.diagnose`,
+function and module, did)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import autotune
+
+LAZY = sorted(
+    p.parent.name
+    for p in Path(autotune.__file__).parent.glob("*/__init__.py")
+    if "exports(" in p.read_text()
+)
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_every_lazy_export_resolves_and_names_no_submodule(name):
+    package = importlib.import_module(f"autotune.{name}")
+    submodules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+    for export in package.__all__:
+        assert export not in submodules, f"autotune.{name}.{export} is also a submodule"
+        value = getattr(package, export)
+        assert not isinstance(value, type(package)), f"autotune.{name}.{export} is a module"
+
+
+def test_there_are_lazy_packages():
+    assert {"burst", "search", "workload"} <= set(LAZY)
