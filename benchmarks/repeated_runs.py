@@ -29,7 +29,8 @@ RUNS = 3
 SLOWER_ITEM_S = "0.020"
 
 
-def auto(memory: str, results: str) -> list[str]:
+def under_autotune_run(memory: str, results: str, command: list[str]) -> list[str]:
+    """`command` under `autotune run`, with its results folder and its memory."""
     return [
         sys.executable,
         "-m",
@@ -40,9 +41,12 @@ def auto(memory: str, results: str) -> list[str]:
         "--memory",
         memory,
         "--",
-        sys.executable,
-        str(SCRIPT),
+        *command,
     ]
+
+
+def auto(memory: str, results: str) -> list[str]:
+    return under_autotune_run(memory, results, [sys.executable, str(SCRIPT)])
 
 
 def run(command: list[str], item_s: str | None = None) -> tuple[float, str]:

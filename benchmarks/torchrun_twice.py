@@ -19,6 +19,9 @@ from pathlib import Path
 
 from autotune.made_by import git_commit
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/ddp_train.py"
@@ -45,18 +48,7 @@ def main() -> None:
         out.append(f"## round {r + 1}")
         with tempfile.TemporaryDirectory() as memory, tempfile.TemporaryDirectory() as results:
             for run in (1, 2):
-                command = [
-                    sys.executable,
-                    "-m",
-                    "autotune",
-                    "run",
-                    "--results-dir",
-                    results,
-                    "--memory",
-                    memory,
-                    "--",
-                    *_torchrun(),
-                ]
+                command = under_autotune_run(memory, results, _torchrun())
                 t0 = time.perf_counter()
                 done = subprocess.run(
                     command, capture_output=True, text=True, cwd=ROOT, timeout=600
