@@ -83,12 +83,13 @@ class FakePool:
 def handlers(monkeypatch):
     """atexit as a list: what is registered, in order."""
     registered: list[Any] = []
+
+    def unregister(handler: Any) -> None:
+        while handler in registered:
+            registered.remove(handler)
+
     monkeypatch.setattr(inner.atexit, "register", registered.append)
-    monkeypatch.setattr(
-        inner.atexit,
-        "unregister",
-        lambda f: registered.__setitem__(slice(None), [g for g in registered if g is not f]),
-    )
+    monkeypatch.setattr(inner.atexit, "unregister", unregister)
     monkeypatch.setattr(inner, "_pools_owner", [])
     return registered
 

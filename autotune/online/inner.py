@@ -111,19 +111,19 @@ def timed(iterator: Any, timeout_s: float) -> None:
     when it runs out, and a killed worker (no longer on the SIGCHLD watch, unwatched()) would
     be found `timeout_s` late instead of within torch's status-check interval. Where the script
     set a timeout, torch's applies."""
-    try_get = getattr(iterator, "_try_get_data", None)
+    # The class's method, the iterator held weakly: the iterator holds the wrapper, and a bound
+    # method in it would make a cycle that keeps the pool (a persistent one's workers) alive after
+    # the script drops its loader, until a garbage collection that may come only at exit.
+    method = getattr(type(iterator), "_try_get_data", None)
     if (
-        try_get is None
+        method is None
         or timeout_s <= 0
         or getattr(iterator, "_timeout", 0) > 0
         or getattr(iterator, "_autotune_timed", False)
     ):  # a persistent pool's, iterated again
         return
     empty_s = [0.0]  # the current run of status checks that found no batch
-    # Held weakly: the iterator holds this function, and a bound method in it would make a cycle
-    # that keeps the pool (a persistent one's workers) alive after the script drops its loader,
-    # until a garbage collection that may come only at exit.
-    owner, method = weakref.ref(iterator), type(iterator)._try_get_data
+    owner = weakref.ref(iterator)
 
     def try_get_data(*args: Any, **kwargs: Any) -> Any:
         began = time.monotonic()
@@ -147,8 +147,8 @@ _pools_owner: list[int] = []  # the process they belong to: a forked child inher
 def stopped_before_torch_exits(iterator: Any) -> None:
     """For a pool with persistent workers and pinned memory, torch registers an atexit join of
     each worker (a 5 s timeout, then terminate), so that they outlive its pin-memory thread. A
-    pool still alive at exit was never told to stop, so each join waits out its timeout: 5 s a
-    worker after the script's last line (20 s for imagenet's 4 workers, results/gpu). autotune
+    pool still alive at exit was never told to stop, so each join waits out its timeout, one
+    worker after another, after the script's last line (results/gpu). autotune
     made the pool persistent where the script may not have, so its pools stop first: this
     handler is registered after torch's, and atexit runs the last registered first."""
     if not (

@@ -68,9 +68,6 @@ def launcher() -> bool:
         if arg == "-c" or not arg.startswith("-"):
             break  # a command or the script: what follows is theirs
         i += 1
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if getattr(spec, "name", None) in LAUNCHER_MODULES:
-        return True
     return bool(sys.argv) and os.path.basename(sys.argv[0]) in LAUNCHER_COMMANDS
 
 
