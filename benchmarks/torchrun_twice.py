@@ -9,7 +9,6 @@ root: python benchmarks/torchrun_twice.py [ROUNDS]"""
 
 import datetime
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,16 +20,11 @@ from autotune.made_by import git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
+from tests.script_runs import torchrun_command  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "repeated-runs"
 SCRIPT = ROOT / "tests/frameworks/ddp_train.py"
-
-
-def port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
 
 
 def main() -> None:
@@ -98,21 +92,7 @@ FIXED = tuple(
 
 
 def _torchrun() -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc-per-node",
-        "2",
-        "--master-addr",
-        "127.0.0.1",
-        "--master-port",
-        port(),
-        str(SCRIPT),
-        "torchrun",
-        str(ITEMS),
-        str(EPOCHS),
-    ]
+    return torchrun_command(SCRIPT, "torchrun", str(ITEMS), str(EPOCHS))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ R -- python SCRIPT ARGS`, in a subprocess), and reading back the run folders it 
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,27 @@ def autotune_run_command(results: Path, script: Path | str, *args: str) -> list[
         str(results),
         "--",
         sys.executable,
+        str(script),
+        *args,
+    ]
+
+
+def torchrun_command(script: Path | str, *args: str) -> list[str]:
+    """`script ARGS` under torchrun: two ranks on this node, their rendezvous on a free port (the
+    tests' DDP runs and benchmarks/torchrun_twice.py)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        port,
         str(script),
         *args,
     ]

@@ -6,13 +6,18 @@ sized its workers for its share of the node, and one run folder is written."""
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 
 import pytest
 import torch
-from script_runs import FRAMEWORKS, autotune_run_command, output_tail, reports_of_every_loader
+from script_runs import (
+    FRAMEWORKS,
+    autotune_run_command,
+    output_tail,
+    reports_of_every_loader,
+    torchrun_command,
+)
 
 from autotune.space.cpus import usable_cpus
 from autotune.space.space import max_workers_for
@@ -20,28 +25,10 @@ from autotune.space.space import max_workers_for
 SCRIPT = FRAMEWORKS / "ddp_train.py"
 
 
-def _free_port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
-
-
 LAUNCHES = {
-    "torchrun": [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc-per-node",
-        "2",
-        "--master-addr",
-        "127.0.0.1",
-        "--master-port",
-        "{port}",
-        str(SCRIPT),
-        "torchrun",
-    ],
-    "mp.spawn": [sys.executable, str(SCRIPT), "spawn"],
-    "lightning": [sys.executable, str(SCRIPT), "lightning"],
+    "torchrun": lambda: torchrun_command(SCRIPT, "torchrun"),
+    "mp.spawn": lambda: [sys.executable, str(SCRIPT), "spawn"],
+    "lightning": lambda: [sys.executable, str(SCRIPT), "lightning"],
 }
 
 
@@ -49,8 +36,7 @@ LAUNCHES = {
 @pytest.mark.parametrize("launch", sorted(LAUNCHES))
 def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_path):
     results = tmp_path / "results"
-    launch_line = [a.replace("{port}", _free_port()) for a in LAUNCHES[launch]]
-    command = autotune_run_command(results, "x")[:-2] + launch_line + ["3200", "2"]
+    command = autotune_run_command(results, "x")[:-2] + LAUNCHES[launch]() + ["3200", "2"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, output_tail(done)
     configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
@@ -74,11 +60,8 @@ def test_two_ranks_explore_in_lockstep_and_end_on_one_configuration(launch, tmp_
 def test_a_rank_that_stops_iterating_never_holds_the_others(tmp_path):
     """The leader stops iterating mid-exploration; the follower trains every epoch to the end on
     its own configuration (its waits for the leader are bounded), and the script ends."""
-    launch = [a.replace("{port}", _free_port()) for a in LAUNCHES["torchrun"]]
-    command = (
-        autotune_run_command(tmp_path / "results", "x")[:-2]
-        + launch[:-1]
-        + ["torchrun-leader-stops", "3200", "3"]
+    command = autotune_run_command(tmp_path / "results", "x")[:-2] + torchrun_command(
+        SCRIPT, "torchrun-leader-stops", "3200", "3"
     )
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, output_tail(done)
@@ -100,8 +83,9 @@ def test_a_rank_that_stops_iterating_never_holds_the_others(tmp_path):
 def test_two_nccl_ranks_explore_in_lockstep_and_end_on_one_configuration(tmp_path):
     """The NCCL path: one GPU per rank, torchrun, the loader tuned with pin_memory in its space."""
     results = tmp_path / "results"
-    launch = [a.replace("{port}", _free_port()) for a in LAUNCHES["torchrun"]]
-    command = autotune_run_command(results, "x")[:-2] + launch[:-1] + ["torchrun-nccl", "3200", "2"]
+    command = autotune_run_command(results, "x")[:-2] + torchrun_command(
+        SCRIPT, "torchrun-nccl", "3200", "2"
+    )
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, output_tail(done)
     configs = dict(re.findall(r"^RANK (\d) CONFIG (.+)$", done.stdout, re.MULTILINE))
