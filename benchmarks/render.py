@@ -134,8 +134,8 @@ def to_markdown(report: BenchReport) -> str:
         f" ({v.get('rounds')} windows of {v.get('seconds'):g} s after a"
         f" settle of at least {v.get('settle_s'):g} s and 3 x the batches in flight:"
         " autotune.verify.steady). *of ceiling*: the worst tuning's throughput over min(device"
-        " ceiling, loader alone at its worker count). *tunings differ*: (fastest - slowest) /"
-        " fastest of the tunings' choices, side by side.",
+        " ceiling, loader alone at its own DataLoader arguments). *tunings differ*:"
+        " (fastest - slowest) / fastest of the tunings' choices, side by side.",
         "",
         "Each grid point is one burst with the tuner's own trial settings"
         f" ({report.burst}); what each grid covers is given per workload below. Tuner budget"

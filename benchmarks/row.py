@@ -100,7 +100,7 @@ def figures(run: WorkloadRun) -> list[TuningFigures]:
 
 def _ceiling_share(result: TuneResult, rate: float) -> float | None:
     ceilings = result.ceilings
-    bound = ceilings.bound_at(result.config.num_workers) if ceilings is not None else None
+    bound = ceilings.bound_for(result.config) if ceilings is not None else None
     return None if not bound else round(rate / bound, 3)
 
 

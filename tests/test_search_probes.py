@@ -17,6 +17,7 @@ from autotune.probe.loader import LoaderProbe
 from autotune.probe.run import probe_loader, run_probes
 from autotune.search.seeding import seed_configs
 from autotune.search.setup import build_space, probe_batch
+from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload import accelerator, simulated
 from autotune.workload.simulated import SimSpec, simulated_workload
@@ -118,7 +119,35 @@ def test_prediction_uses_the_scaling_seen_at_the_second_probe():
     assert c.predicted_workers(8) == 5
     c.add(LoaderProbe(5, 500, 1.0, 500, 0.6, 0.1))  # 100/s per worker at 5, not 200
     assert c.predicted_workers(8) == 8  # ceil(880 * 5 / 500) = 9, capped
-    assert c.bound_at(5) == 500 and c.bound_at(3) is None
+    assert c.bound_for(LoaderConfig(num_workers=5)) == 500
+    assert c.bound_for(LoaderConfig(num_workers=3)) is None
+    # A probe at torch's defaults is no bound on a configuration with other loader knobs.
+    assert c.bound_for(LoaderConfig(num_workers=5, persistent_workers=True)) is None
+    # Knobs the loader alone never sees (the step's) do not matter, nor an explicit default.
+    assert c.bound_for(LoaderConfig(num_workers=5, prefetch_factor=2, channels_last=True)) == 500
+
+
+def test_the_loader_ceiling_at_the_chosen_knobs_bounds_a_persistent_pool(clock, monkeypatch):
+    # Epochs of 5 batches, each worker start costs 0.5 s: restarted every epoch without
+    # persistent workers, once with them. The ceiling probed at torch's defaults paid the restarts,
+    # so a persistent configuration read far above it (231% of it on the bench's tiny-epochs).
+    monkeypatch.setattr(loader_module, "HostSampler", FixedHost(0.05, clock))
+    w = scheduled_workload(
+        clock, batch_size=8, batch_s=0.02, step=lambda b: None, epoch_batches=5, restart_s=0.5
+    )
+    chosen = LoaderConfig(num_workers=1, prefetch_factor=2, persistent_workers=True)
+    c = Ceilings((_device_probe(False, rate=10_000.0),), usable_cpus=2)
+    c.add(probe_loader(w, 1, FAST, usable_cpus=2))
+    c.add(probe_loader(w, chosen, FAST, usable_cpus=2), chosen)
+    restarting, persistent = c.loader[1].samples_per_s, c.loader_for(chosen)
+    assert persistent == pytest.approx(8 / 0.02, rel=0.02)  # a batch every 20 ms, no restart
+    assert restarting is not None and restarting < persistent / 3
+    assert c.bound_for(chosen) == persistent  # the device allows more: the loader bounds it
+    assert c.loader[1] is not c.loader_probe_for(chosen)  # the worker model keeps its own
+    assert c.as_dict()["loader_samples_per_s_by_config"] == {
+        "w1 pf2": pytest.approx(restarting, abs=0.01),
+        "w1 pf2 persist": pytest.approx(persistent, abs=0.01),
+    }
 
 
 def test_slow_step_needs_one_worker():

@@ -43,11 +43,15 @@ def test_first_trials_are_the_defaults_then_the_probe_seeds():
     assert m.device_ceiling_samples_per_s == pytest.approx(
         result.ceilings.device_samples_per_s, rel=1e-3
     )
-    # The loader ceiling is known where the loader was probed at the chosen worker count (the
-    # probes' counts, or once more after the record where the budget allowed it).
+    # The loader ceiling is known where the loader was probed at the chosen configuration's own
+    # DataLoader arguments (a probe at torch's defaults for its worker count where those are its
+    # knobs, or once more after the record where the budget allowed it).
     assert 1 in result.ceilings.loader
-    probed = result.config.num_workers in result.ceilings.loader
-    assert (m.loader_ceiling_samples_per_s is not None) == probed
+    own = result.ceilings.loader_probe_for(result.config)
+    probed = own is not None
+    assert m.loader_ceiling_samples_per_s == (
+        None if own is None else pytest.approx(own.samples_per_s, abs=0.01)
+    )
     assert (m.ceiling_share is not None) == probed
     assert m.ceiling_share is None or 0 < m.ceiling_share <= 1.5
 

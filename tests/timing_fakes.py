@@ -62,7 +62,8 @@ class ScheduledLoader:
     `batch_s`, and batches are handed out in order. Nothing runs: consuming a batch only moves the
     clock to when it is ready. Its backlog cannot be read (like a custom iterator's). At least one
     worker: with none, the real DataLoader on a faked dataset does the job. With `batches`, an
-    epoch ends after that many and each iter() starts the workers `restart_s` later."""
+    epoch ends after that many and each iter() starts the workers `restart_s` later; with
+    `persistent` workers, only the first iter() does."""
 
     def __init__(
         self,
@@ -74,8 +75,11 @@ class ScheduledLoader:
         batch_s: float,
         batches: int | None = None,
         restart_s: float = 0.0,
+        persistent: bool = False,
     ):
         self.clock = clock
+        self.persistent = persistent
+        self.started = False
         self.batch_size = batch_size
         self.workers = workers
         self.depth = workers * prefetch
@@ -89,7 +93,9 @@ class ScheduledLoader:
         return self.batches
 
     def __iter__(self) -> Iterator[Any]:
-        start = self.clock.now + self.restart_s  # the workers start at once
+        restart = 0.0 if self.persistent and self.started else self.restart_s
+        self.started = True
+        start = self.clock.now + restart  # the workers start at once
         free = [start] * self.workers  # when each worker finishes what it was given before
         consumed: list[float] = []
         while self.batches is None or len(consumed) < self.batches:
@@ -121,6 +127,7 @@ class ScheduledWorkload(Workload):
             batch_s=self.batch_s,
             batches=self.epoch_batches,
             restart_s=self.restart_s,
+            persistent=config.persistent_workers,
         )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from autotune.probe.device import DeviceProbe
 from autotune.probe.fetch import FetchProbe
 from autotune.probe.loader import LoaderProbe
+from autotune.space.config import LoaderConfig
 
 # The loader must outpace the step a little: both share the main process, and a buffer that is
 # only just fed runs dry at the first slow item.
@@ -29,7 +30,12 @@ LAYOUT_GAIN = 0.03
 class Ceilings:
     device_probes: tuple[DeviceProbe, ...]  # one per input layout tried
     usable_cpus: int
-    loader: dict[int, LoaderProbe] = field(default_factory=dict)  # by worker count
+    # By worker count, the other DataLoader arguments at torch's defaults: the worker model's.
+    loader: dict[int, LoaderProbe] = field(default_factory=dict)
+    # By a configuration's DataLoader arguments (LoaderConfig.loader_part): the chosen one's own
+    # knobs, for a bound that holds for it (persistence, prefetch depth and pinning change what
+    # the loader alone delivers).
+    at_config: dict[LoaderConfig, LoaderProbe] = field(default_factory=dict)
     fetched: FetchProbe | None = None  # one batch fetched in the main process, per item and batched
 
     @property
@@ -63,17 +69,28 @@ class Ceilings:
     def device_samples_per_s(self) -> float:
         return self.device.samples_per_s
 
-    def add(self, probe: LoaderProbe) -> None:
-        self.loader[probe.workers] = probe
+    def add(self, probe: LoaderProbe, config: LoaderConfig | None = None) -> None:
+        """A loader probe at torch's defaults but for the worker count, or at `config`'s
+        DataLoader arguments."""
+        default = LoaderConfig(num_workers=probe.workers).loader_part()
+        part = default if config is None else config.loader_part()
+        if part == default:
+            self.loader[probe.workers] = probe
+        self.at_config[part] = probe
 
-    def loader_at(self, workers: int) -> float | None:
-        probe = self.loader.get(workers)
+    def loader_probe_for(self, config: LoaderConfig) -> LoaderProbe | None:
+        """The loader alone at `config`'s own DataLoader arguments; None where not probed."""
+        return self.at_config.get(config.loader_part())
+
+    def loader_for(self, config: LoaderConfig) -> float | None:
+        probe = self.loader_probe_for(config)
         return probe.samples_per_s if probe is not None else None
 
-    def bound_at(self, workers: int) -> float | None:
-        """min(device ceiling, loader ceiling at `workers`): no configuration with that many
-        workers can exceed it. None until the loader has been measured at that count."""
-        loader = self.loader_at(workers)
+    def bound_for(self, config: LoaderConfig) -> float | None:
+        """min(device ceiling, the loader alone at `config`'s DataLoader arguments): a bound that
+        holds for `config` (the loader at another prefetch depth or persistence setting is no
+        bound on it: a non-persistent pool restarts every epoch). None until probed."""
+        loader = self.loader_for(config)
         return None if loader is None else min(self.device_samples_per_s, loader)
 
     @property
@@ -117,6 +134,9 @@ class Ceilings:
             "device_host_cores": round(self.device.host_cores, 2),
             "loader_samples_per_s_by_workers": {
                 str(w): round(p.samples_per_s, 2) for w, p in sorted(self.loader.items())
+            },
+            "loader_samples_per_s_by_config": {
+                c.label(): round(p.samples_per_s, 2) for c, p in self.at_config.items()
             },
             "loader_cores_by_workers": {
                 str(w): round(p.tree_cores, 2) for w, p in sorted(self.loader.items())

@@ -27,17 +27,23 @@ PROBE_SETTINGS = BurstSettings(min_steps=6, min_seconds=0.3, warmup_steps=2)
 
 def probe_loader(
     workload: Workload,
-    workers: int,
+    workers: int | LoaderConfig,
     settings: BurstSettings,
     usable_cpus: int,
     limit_s: float | None = None,
 ) -> LoaderProbe:
+    """The loader alone at `workers` with the other DataLoader arguments at torch's defaults (the
+    worker model's probes), or at a whole configuration's DataLoader arguments."""
+    if isinstance(workers, LoaderConfig):
+        config, at = workers.loader_part(), workers.loader_part().label()
+    else:
+        config, at = LoaderConfig(num_workers=workers), f"{workers} worker{'s' * (workers != 1)}"
     return _limited(
         limit_s,
-        f"the loader probe at {workers} worker{'s' if workers != 1 else ''}",
+        f"the loader probe at {at}",
         lambda: loader_rate(
             workload,
-            LoaderConfig(num_workers=workers),
+            config,
             min_seconds=settings.min_seconds,
             min_batches=settings.min_steps,
             usable_cpus=usable_cpus,

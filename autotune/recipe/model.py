@@ -145,9 +145,11 @@ class Measured(BaseModel):
     # outside the budget: a one-time cost the training's own first steps pay too.
     device_warmup_s: float | None = None
     device_ceiling_samples_per_s: float | None = None  # the step fed one on-device batch
-    loader_ceiling_samples_per_s: float | None = None  # the loader alone, at the chosen workers
+    # The loader alone, no step, at the chosen configuration's DataLoader arguments.
+    loader_ceiling_samples_per_s: float | None = None
     ceiling_share: float | None = None  # samples_per_s / min(the two ceilings)
-    # The probes behind the ceilings: the device per memory layout, the loader per worker count.
+    # The probes behind the ceilings: the device per memory layout, the loader per worker count
+    # (torch's defaults otherwise) and at the chosen configuration's DataLoader arguments.
     probes: dict[str, Any] | None = None
     noise_pct: float | None = None  # relative std of one burst, from the re-measurements
     measurements: int | None = None  # bursts of the tuned configuration behind samples_per_s

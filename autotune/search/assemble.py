@@ -44,10 +44,10 @@ def pick(trials: list[TrialRecord]) -> Outcome:
 def _ceiling_fields(
     context: Context, ceilings: Ceilings, choice: Choice, rate: float
 ) -> tuple[Context, dict[str, Any]]:
-    """The context with the loader ceiling at the chosen workers, and the recipe's figures (the
-    share of the bound that the recorded `rate` reaches)."""
-    workers = choice.chosen.config.num_workers
-    loader, bound = ceilings.loader_at(workers), ceilings.bound_at(workers)
+    """The context with the loader ceiling at the chosen configuration's DataLoader arguments, and
+    the recipe's figures (the share of that bound that the recorded `rate` reaches)."""
+    config = choice.chosen.config
+    loader, bound = ceilings.loader_for(config), ceilings.bound_for(config)
     context = replace(context, ceilings=KnownCeilings(ceilings.device_samples_per_s, loader))
     return context, dict(
         device_ceiling_samples_per_s=ceilings.device_samples_per_s,

@@ -102,26 +102,27 @@ def probe(runner: TrialRunner, batch: object, space: SearchSpace) -> Ceilings | 
     )
 
 
-def loader_probe_s(ceilings: Ceilings | None, workers: int) -> float:
-    """What the loader probe at `workers` will probably take (its longest so far); 0 where it
-    will not run, having run at that count already."""
-    if ceilings is None or workers in ceilings.loader:
+def loader_probe_s(ceilings: Ceilings | None, config: LoaderConfig) -> float:
+    """What the loader probe at `config`'s DataLoader arguments will probably take (the longest
+    loader probe so far); 0 where it will not run, having run at those arguments already."""
+    if ceilings is None or ceilings.loader_probe_for(config) is not None:
         return 0.0
-    return max((p.duration_s for p in ceilings.loader.values()), default=0.0)
+    return max((p.duration_s for p in ceilings.at_config.values()), default=0.0)
 
 
-def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, workers: int) -> None:
-    """The loader alone at the chosen worker count, when not probed already and time allows
-    (otherwise the recipe says the loader ceiling was not measured)."""
-    if workers in ceilings.loader or runner.stop.requested:
+def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, config: LoaderConfig) -> None:
+    """The loader alone at the chosen configuration's own DataLoader arguments (its persistence
+    and prefetch depth included, so that the ceiling bounds it), when not probed already and time
+    allows (otherwise the recipe says the loader ceiling was not measured)."""
+    if ceilings.loader_probe_for(config) is not None or runner.stop.requested:
         return
-    if not runner.budget.fits(loader_probe_s(ceilings, workers)):
+    if not runner.budget.fits(loader_probe_s(ceilings, config)):
         return
     b = runner.bursts
     _probing(
         runner,
         lambda: ceilings.add(
-            probe_loader(b.workload, workers, PROBE_SETTINGS, b.cpus, b.options.time_limit)
+            probe_loader(b.workload, config, PROBE_SETTINGS, b.cpus, b.options.time_limit), config
         ),
     )
 

@@ -49,7 +49,7 @@ def record(
 ) -> None:
     """Record bursts of `config` (choose.record_bursts): the first whatever the budget left, the
     others while the noise asks for them and a slow burst still fits with `after_s` left for what
-    follows (the loader probe at the chosen worker count, which the report reads). Only a signal
+    follows (the loader probe at the chosen configuration, which the report reads). Only a signal
     leaves the first out, or a burst that fails (the recipe then records the re-measurements'
     mean, and says so); a failed later one ends the record with what it measured."""
     rates: list[float] = []

@@ -143,7 +143,7 @@ class Tuner:
                     self.runner,
                     config,
                     chosen.record_noise_cv,
-                    after_s=loader_probe_s(ceilings, config.num_workers),
+                    after_s=loader_probe_s(ceilings, config),
                 )
         return self._result()
 
@@ -169,7 +169,7 @@ class Tuner:
         outcome = pick(runner.all_trials())
         if ceilings is not None and outcome.choice is not None:
             with suppress(StopRequested):  # the report of what was measured comes first
-                loader_ceiling_at(runner, ceilings, outcome.choice.chosen.config.num_workers)
+                loader_ceiling_at(runner, ceilings, outcome.choice.chosen.config)
         stages = None
         if self.options.stages and outcome.choice is not None:
             stages = stage_profile(runner, outcome.choice.chosen.config)

@@ -55,6 +55,13 @@ class LoaderConfig:
         change: dict[str, Any] = {name: value}
         return replace(self, **change)
 
+    def loader_part(self) -> LoaderConfig:
+        """This configuration with only its DataLoader arguments kept, the rest at their defaults:
+        what the loader alone, with no step, runs as (the loader ceiling). prefetch_factor at its
+        effective value, so that torch's default and its explicit 2 are one loader."""
+        part = LoaderConfig(**self.dataloader_kwargs())
+        return replace(part, prefetch_factor=part.effective_prefetch_factor or None)
+
     def transfer_kwargs(self) -> dict[str, Any]:
         return passed_to_torch(self.as_dict(), Target.TRANSFER)
 
