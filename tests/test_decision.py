@@ -3,6 +3,7 @@ worker range, and the offline search and the online climb both reading them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -118,3 +119,62 @@ def test_a_figure_s_error_is_the_wider_of_the_known_noise_and_its_own_spread():
     assert error_pct([90.0, 110.0], 0.01) == pytest.approx(20.0, abs=0.01)
     # One burst and no noise measured elsewhere: nothing to say, not zero.
     assert error_pct([100.0], None) is None and measured_cv([100.0], None) is None
+
+
+# -- interleaved pieces ----------------------------------------------------------------------
+def _alternating(a: list[float], b: list[float], first_at: int = 0):
+    """A and B measured in turn (A, B, A, B ...) on one clock."""
+    at_a = tuple(float(first_at + 2 * i) for i in range(len(a)))
+    at_b = tuple(float(first_at + 2 * i + 1) for i in range(len(b)))
+    pieces = verdict_module.Pieces
+    return (
+        pieces(tuple(a), (1.0,) * len(a), at=at_a),
+        pieces(tuple(b), (1.0,) * len(b), at=at_b),
+    )
+
+
+def test_pieces_pair_only_when_taken_back_to_back():
+    a, b = _alternating([100.0, 90.0, 110.0], [97.0, 87.0, 107.0])
+    d = verdict_module.pairs(a, b)
+    assert d == pytest.approx((math.log(100 / 97), math.log(90 / 87), math.log(110 / 107)))
+    # A, A, B, B: one pair (the middle two), not two.
+    p = verdict_module.Pieces
+    a2, b2 = p((100.0, 90.0), (1.0, 1.0), at=(0.0, 1.0)), p((97.0, 88.0), (1.0, 1.0), at=(2.0, 3.0))
+    assert len(verdict_module.pairs(a2, b2)) == 1
+    # Unknown times (pieces from another run): no pairs.
+    assert verdict_module.pairs(p((100.0,), (1.0,)), p((97.0,), (1.0,))) == ()
+    # The pieces that selected a configuration do not pair: only its fresh ones.
+    sel = p((140.0, 100.0, 90.0), (1.0,) * 3, selected_at=1, at=(-1.0, 0.0, 2.0))
+    other = p((97.0, 87.0), (1.0,) * 2, at=(1.0, 3.0))
+    assert len(verdict_module.pairs(sel, other)) == 2
+
+
+def test_a_drifting_machine_splits_alternated_configurations_that_means_cannot():
+    # The machine drifts by ±15% between rounds; A is 4% faster than B in every round.
+    drift = [1.0, 0.85, 1.15, 0.9, 1.1]
+    a, b = _alternating([100.0 * f for f in drift], [96.0 * f for f in drift])
+    cv = verdict_module.noise_cv([a, b])
+    assert cv is not None and cv > 0.1
+    # On the two means, the drift is noise: open, then tied at the end (4% is within it)...
+    independent = verdict_module.verdict(a, b, cv, exhausted=False)
+    assert independent is verdict_module.Verdict.OPEN
+    # ... pair by pair, the drift cancels and A is faster beyond the band.
+    paired_cv = verdict_module.paired_noise(a, [a, b])
+    assert paired_cv is not None and paired_cv < 0.01
+    assert verdict_module.verdict(a, b, cv, exhausted=False, paired_cv=paired_cv) is (
+        verdict_module.Verdict.WORSE
+    )
+    c = verdict_module.compare(a, b, cv, paired_cv)
+    assert c.paired == 5 and c.slower_share == pytest.approx(0.96) and not c.cand_faster
+    assert c.band == pytest.approx(verdict_module.TOLERANCE_FLOOR)
+
+
+def test_pairs_that_scatter_as_much_as_the_difference_leave_it_to_the_cost():
+    # Round by round the order flips: the pairs cannot separate them, and measured all they may
+    # be, 1% apart is a tie (the cheaper is chosen), not a win.
+    a, b = _alternating([100.0, 95.0, 104.0, 99.0], [97.0, 99.0, 102.0, 97.0])
+    paired_cv = verdict_module.paired_noise(a, [a, b])
+    assert paired_cv is not None and paired_cv > 0.03
+    V = verdict_module.Verdict
+    assert verdict_module.verdict(a, b, 0.03, exhausted=False, paired_cv=paired_cv) is V.OPEN
+    assert verdict_module.verdict(a, b, 0.03, exhausted=True, paired_cv=paired_cv) is V.TIED

@@ -211,3 +211,35 @@ def test_the_winner_s_figure_comes_from_the_pieces_measured_after_it_was_chosen(
     figure = recorded(chosen, trials)
     assert figure.shown_mean == pytest.approx(windows.shown_mean)
     assert figure.shown_mean == pytest.approx(sum(records or (100.0, 101.0)) / 2)
+
+
+def test_configurations_measured_in_turn_are_judged_pair_by_pair_offline_and_online():
+    # A search piece each, then five rounds of re-measurements in turn (A, B, A, B) on a machine
+    # drifting ±15% between rounds, the dear one 4% faster in every round: on independent means
+    # the drift is noise (open), pair by pair it cancels and the dear one is better.
+    drift = (1.0, 0.85, 1.15, 0.9, 1.1)
+    cheap = [110.0] + [100.0 * f for f in drift]
+    dear = [111.0] + [104.0 * f for f in drift]
+    trials, windows = [], {}
+    for config, rates in ((CHEAP, cheap), (DEAR, dear)):
+        windows[config] = Measurement(config, rates=list(rates), spans=[1.0] * 6, fresh_from=1)
+    for i in range(6):  # one clock for both drivers: a trial's number, a window's order
+        for config, rates in ((CHEAP, cheap), (DEAR, dear)):
+            phase = Phase.SEARCH if i == 0 else Phase.CONFIRM
+            windows[config].at.append(float(len(trials)))
+            trials.append(
+                TrialRecord(
+                    len(trials), config, TrialStatus.OK, burst(config, rates[i]), phase=phase
+                )
+            )
+    choice = choose(group(trials))
+    assert choice is not None and choice.chosen.config == DEAR and choice.pairs == 0
+    assert {c.config for c in choice.equivalent} == {DEAR}  # the cheap one is out
+    settings = ClimbSettings(epoch_steps=None, usable_cpus=2, cuda=False, max_windows=8)
+    climb = HillClimb(CHEAP, TUNED, settings)
+    climb.measured, climb.best = dict(windows), windows[CHEAP]
+    assert climb.verdict(windows[CHEAP], windows[DEAR]) is Verdict.BETTER
+    # Without the clock (pieces from elsewhere), the same figures are no longer separated.
+    for m in windows.values():
+        m.at.clear()
+    assert climb.verdict(windows[CHEAP], windows[DEAR]) is Verdict.OPEN

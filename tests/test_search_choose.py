@@ -7,6 +7,7 @@ from search_fakes import burst, cfg, trials
 
 from autotune.decision.rate import tolerance
 from autotune.decision.thresholds import TARGET, TOLERANCE_FLOOR, Z
+from autotune.recipe.model import Measured
 from autotune.search.choose import choose, group, noise_cv
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
 
@@ -137,3 +138,29 @@ def test_one_re_measured_configuration_alone_does_not_win_by_default():
     assert choice.chosen.config == cfg(2)
     # Two or more re-measured: those alone compete, as before.
     assert choose(group(ts + trials((cfg(2), 120)))).chosen.config == cfg(7)
+
+
+def test_alternated_re_measurements_that_cannot_be_split_say_so_and_the_cheaper_wins():
+    # Measured in turn four times after the search, the order flipping round by round: the pairs
+    # cannot separate w2 from w4 (1% apart on the means), so the budget's end leaves it to the
+    # cost, and the recipe says how they were compared.
+    ts = _confirmed(
+        (cfg(4), 1100), (cfg(2), 1080),
+        (cfg(4), 1000), (cfg(2), 970), (cfg(4), 950), (cfg(2), 990),
+        (cfg(4), 1040), (cfg(2), 1020), (cfg(4), 990), (cfg(2), 970),
+    )  # fmt: skip
+    choice = choose(group(ts))
+    assert choice is not None and choice.pairs == 4 and not choice.resolved
+    assert choice.chosen.config == cfg(2) and [c.config for c in choice.ties] == [cfg(4)]
+    measured = Measured(
+        samples_per_s=990.0,
+        baseline_samples_per_s=None,
+        speedup=None,
+        tied_with=["w4 pf2"],
+        tie_band_pct=100 * choice.band,
+        ties_resolved=choice.resolved,
+        tie_pairs=choice.pairs,
+    )
+    note = measured.tie_note("w2 pf2")
+    assert note is not None and "measured alternately in 4 rounds, pair by pair" in note
+    assert "cheapest of those within 2% of the fastest" in note

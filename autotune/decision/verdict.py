@@ -4,7 +4,8 @@
 
 - which pieces of a configuration count (`Pieces.fresh`: the winner's curse),
 - the noise one piece carries (`noise_cv`),
-- whether two configurations tie (`verdict`),
+- whether two configurations tie (`verdict`), on the ratios of pieces measured back to back
+  where they alternated (A, B, A, B: `pairs`), else on their means,
 - whether persistent_workers matters (`persistence_matters`).
 
 Bursts and windows differ in how many pieces their drivers take, and nothing else here: the
@@ -12,11 +13,13 @@ verdict's `least` and `exhausted` say how few a driver judges on and when it tak
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
 from autotune.decision.rate import pooled_cv, pooled_rate, tolerance
-from autotune.decision.thresholds import MATTERS_SHARE, TARGET
+from autotune.decision.thresholds import MATTERS_SHARE, TARGET, TOLERANCE_FLOOR, Z
 from autotune.strenum import StrEnum
 
 
@@ -34,11 +37,14 @@ class Pieces:
     """One configuration's measurements in the order taken: each piece's rate and the seconds it
     is over (a burst offline, a window online). `selected_at` is the index of the first piece
     measured after the configuration was selected for looking fast (re-measured: the confirm
-    phase offline, the climb's last step online); None where it never was."""
+    phase offline, the climb's last step online); None where it never was. `at` is when each
+    piece was taken, on one clock shared by every configuration of a driver (a trial's number,
+    a window's order), None for a piece from elsewhere (another run); empty: not known."""
 
     rates: tuple[float, ...]
     spans: tuple[float, ...]
     selected_at: int | None = None
+    at: tuple[float | None, ...] = ()
 
     @property
     def fresh(self) -> tuple[float, ...]:
@@ -51,6 +57,12 @@ class Pieces:
     @property
     def fresh_spans(self) -> tuple[float, ...]:
         return self.spans if self.selected_at is None else self.spans[self.selected_at :]
+
+    @property
+    def fresh_at(self) -> tuple[float | None, ...]:
+        if len(self.at) != len(self.rates):
+            return (None,) * len(self.fresh)
+        return self.at if self.selected_at is None else self.at[self.selected_at :]
 
     @property
     def n(self) -> int:
@@ -67,7 +79,7 @@ class Pieces:
         """The pieces behind the figure a report records: the fresh ones, else (selected, none
         fresh yet) every one, so that a configuration is never named without the rate it was
         chosen on."""
-        return self if self.fresh else Pieces(self.rates, self.spans)
+        return self if self.fresh else Pieces(self.rates, self.spans, at=self.at)
 
     @property
     def shown_mean(self) -> float:
@@ -83,35 +95,116 @@ def noise_cv(groups: Sequence[Pieces]) -> float | None:
     return pooled_cv([g.fresh if len(g.fresh) >= 2 else g.rates for g in groups])
 
 
-def band(best: Pieces, cand: Pieces, cv: float | None) -> float:
-    """How far below the faster mean the slower may be and still tie: rate.tolerance, Z standard
-    errors of the difference of the two means at noise `cv`, never below TOLERANCE_FLOOR."""
-    return tolerance(cv, best.n, cand.n)
+# Interleaved pieces are compared pair by pair from this many pairs on: fewer tell nothing of the
+# pairs' own noise.
+MIN_PAIRS = 2
+
+
+def pairs(best: Pieces, cand: Pieces) -> tuple[float, ...]:
+    """ln(best / cand) of each pair of fresh pieces taken back to back (A, B or B, A with neither
+    measured in between), each piece in one pair at most. The machine's slow drift (another job,
+    a warming cache, a throttled clock) moves both pieces of a pair alike and cancels in their
+    ratio; between independent means it counts as noise, or as a difference where it favoured
+    one. Assumes the drift between two neighbouring pieces is small against the difference."""
+    taken = sorted(
+        [(t, 0, r) for t, r in zip(best.fresh_at, best.fresh, strict=True) if t is not None]
+        + [(t, 1, r) for t, r in zip(cand.fresh_at, cand.fresh, strict=True) if t is not None]
+    )
+    out, i = [], 0
+    while i + 1 < len(taken):
+        (_, who, rate), (_, other, rate2) = taken[i], taken[i + 1]
+        if who != other and rate > 0 and rate2 > 0:
+            b, c = (rate, rate2) if who == 0 else (rate2, rate)
+            out.append(math.log(b / c))
+            i += 2
+        else:
+            i += 1
+    return tuple(out)
+
+
+def paired_noise(best: Pieces, others: Sequence[Pieces]) -> float | None:
+    """The noise of one pair's log-ratio, pooled over every other configuration's pairs with
+    `best` (MIN_PAIRS or more each); None where none has that many. Assumes one noise for every
+    pair, as noise_cv assumes one for every piece."""
+    num = dof = 0.0
+    for other in others:
+        if other is best:
+            continue
+        d = pairs(best, other)
+        if len(d) < MIN_PAIRS:
+            continue
+        num += (len(d) - 1) * statistics.variance(d)
+        dof += len(d) - 1
+    return math.sqrt(num / dof) if dof else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two configurations' speeds: the slower over the faster, which is faster, and the band
+    within which they may tie; `paired` is the number of interleaved pairs behind it (0: the two
+    means, independent pieces)."""
+
+    slower_share: float
+    cand_faster: bool
+    band: float
+    paired: int
+
+
+def compare(
+    best: Pieces, cand: Pieces, cv: float | None, paired_cv: float | None = None
+) -> Comparison:
+    """Where the two alternated for MIN_PAIRS pairs or more and the pairs' noise is known: the
+    geometric mean of the pairs' ratios, within Z standard errors of it (never below
+    TOLERANCE_FLOOR). Else the two means, within rate.tolerance: Z standard errors of their
+    difference at one piece's noise `cv`."""
+    d = pairs(best, cand)
+    if paired_cv is not None and len(d) >= MIN_PAIRS:
+        ratio = math.exp(statistics.fmean(d))  # best / cand
+        width = max(TOLERANCE_FLOOR, Z * paired_cv / math.sqrt(len(d)))
+        return Comparison(min(ratio, 1 / ratio), ratio < 1, width, len(d))
+    faster, slower = max(best.mean, cand.mean), min(best.mean, cand.mean)
+    return Comparison(
+        slower / faster if faster > 0 else 1.0,
+        cand.mean > best.mean,
+        tolerance(cv, best.n, cand.n),
+        0,
+    )
+
+
+def band(best: Pieces, cand: Pieces, cv: float | None, paired_cv: float | None = None) -> float:
+    """How far below the faster the slower may be and still tie (`compare`)."""
+    return compare(best, cand, cv, paired_cv).band
 
 
 def verdict(
-    best: Pieces, cand: Pieces, cv: float | None, *, exhausted: bool, least: int = 1
+    best: Pieces,
+    cand: Pieces,
+    cv: float | None,
+    *,
+    exhausted: bool,
+    least: int = 1,
+    paired_cv: float | None = None,
 ) -> Verdict:
-    """`cand` against `best`. The slower mean is compared with the faster: below
-    faster × (1 − band) (`band`) the faster is BETTER (the other WORSE); within it the two are
-    TIED once the band is down to TARGET, else OPEN (more pieces would narrow it) until
-    `exhausted` (no more will be measured), when the means decide: TIED within TARGET, else the
-    faster wins. OPEN while `cand` has fewer than `least` fresh pieces or `best` has no rate.
-    Assumes independent pieces with one noise `cv` shared by every configuration."""
+    """`cand` against `best` (`compare`: pair by pair where they alternated, else their means).
+    The slower below the faster × (1 − band): the faster is BETTER (the other WORSE); within it
+    the two are TIED once the band is down to TARGET, else OPEN (more pieces would narrow it)
+    until `exhausted` (no more will be measured), when the machine could not separate them and
+    the difference decides: TIED within TARGET, else the faster wins. OPEN while `cand` has fewer
+    than `least` fresh pieces or `best` has no rate. Assumes independent pieces (or pairs) with
+    one noise shared by every configuration."""
     if cand.n < least or best.n == 0 or best.mean <= 0:
         return Verdict.OPEN
-    width = band(best, cand, cv)
-    faster, slower = max(best.mean, cand.mean), min(best.mean, cand.mean)
-    wins = Verdict.BETTER if cand.mean > best.mean else Verdict.WORSE
-    if slower < faster * (1 - width):
+    c = compare(best, cand, cv, paired_cv)
+    wins = Verdict.BETTER if c.cand_faster else Verdict.WORSE
+    if c.slower_share < 1 - c.band:
         return wins
-    if width <= TARGET:
+    if c.band <= TARGET:
         return Verdict.TIED
     if not exhausted:
         return Verdict.OPEN
     # Measured all it may be and still unresolved: a large difference is not a tie for being
-    # noisy, so the means decide beyond TARGET.
-    return Verdict.TIED if slower >= faster * (1 - TARGET) else wins
+    # noisy, so the difference decides beyond TARGET.
+    return Verdict.TIED if c.slower_share >= 1 - TARGET else wins
 
 
 def persistence_matters(

@@ -3,6 +3,7 @@ their time went (the step's own work, the wait inside `__next__`, the CPU of eac
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from autotune.burst.window import Mark, next_mark, span_rate
@@ -13,12 +14,19 @@ from autotune.space.config import LoaderConfig
 
 NOT_RUN = "not run: "  # a failure prefix: refused before its pool started (policy.py:_refused)
 
+# The order windows close in, one clock for every configuration of this process: where the climb
+# measures two configurations back to back, the one brain compares them pair by pair.
+_ORDER = itertools.count()
+
 
 @dataclass
 class Measurement:
     config: LoaderConfig
     rates: list[float] = field(default_factory=list)  # batches/s of each window
     spans: list[float] = field(default_factory=list)  # each window's seconds, its rate's divisor
+    # When each window closed (_ORDER), the latest windows'; those before (remembered from another
+    # run) have none.
+    at: list[float] = field(default_factory=list)
     startup_s: float | None = None  # iter() of its inner loader to its first batch
     steps: int = 0  # every step it ran, warm-up included
     # The steady steps: their count, time, the wait inside it, and the CPU of both parts.
@@ -49,10 +57,14 @@ class Measurement:
         if n < least or (self._window_s < min_s and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
-        self.rates.append(rate)
-        self.spans.append(span)
+        self._append(rate, span)
         self._new_window()
         return True
+
+    def _append(self, rate: float, span: float) -> None:
+        self.rates.append(rate)
+        self.spans.append(span)
+        self.at.append(float(next(_ORDER)))
 
     def add_to_epoch(self, step: Step) -> None:
         """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
@@ -72,8 +84,7 @@ class Measurement:
         self._new_window()
         if n < 2 or seconds <= 0:
             return False
-        self.rates.append(n / seconds)
-        self.spans.append(seconds)
+        self._append(n / seconds, seconds)
         return True
 
     def _steady(self, step: Step) -> None:
@@ -104,7 +115,9 @@ class Measurement:
     @property
     def pieces(self) -> Pieces:
         """Its windows for the one brain (decision/verdict.py)."""
-        return Pieces(tuple(self.rates), tuple(self.spans), self.fresh_from)
+        known = self.at[-len(self.rates) :] if self.rates else []
+        at = (None,) * (len(self.rates) - len(known)) + tuple(known) if known else ()
+        return Pieces(tuple(self.rates), tuple(self.spans), self.fresh_from, at)
 
     @property
     def counted(self) -> list[float]:

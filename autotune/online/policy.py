@@ -286,7 +286,7 @@ class HillClimb:
         restart and its slow steps); where none has closed yet, on its first steps as one."""
         r = self.reuse
         if not m.counted and r is not None and r.early_steps:
-            m.rates, m.spans = [r.early_steps / r.early_s], [r.early_s]
+            m.rates, m.spans, m.at = [r.early_steps / r.early_s], [r.early_s], []
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
             fresh = m.pieces
@@ -665,10 +665,13 @@ class HillClimb:
             return Verdict.WORSE
         s = self.settings
         setting = self._setting()
+        mine = self._pieces(best, setting)
+        others = [self._pieces(m, setting) for m in self.measured.values() if m is not best]
         return brain.verdict(
-            self._pieces(best, setting),
+            mine,
             self._pieces(cand, setting),
             self.noise_cv(),
             exhausted=cand.n >= s.max_windows,
             least=s.min_windows,
+            paired_cv=brain.paired_noise(mine, others),
         )

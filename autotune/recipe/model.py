@@ -22,7 +22,7 @@ from pydantic import (
 )
 from torch.utils.data import DataLoader
 
-from autotune.decision.thresholds import MAX_RECORD_BURSTS, RECORDED_WITHIN
+from autotune.decision.thresholds import MAX_RECORD_BURSTS, RECORDED_WITHIN, TARGET
 from autotune.errors import RecipeError, first_error, json_object
 from autotune.made_by import this_commit
 from autotune.probe.fetch import BatchedWay
@@ -163,6 +163,9 @@ class Measured(BaseModel):
     tied_with: list[str] | None = None
     tie_band_pct: float | None = None
     ties_resolved: bool | None = None  # False: the budget ended before measuring could split them
+    # Rounds in which the tied configurations were measured back to back (A, B, A, B) and compared
+    # pair by pair, behind the band; 0 or null: compared on independent means.
+    tie_pairs: int | None = None
     fetch: FetchRecord | None = None
     # Knobs the search left at their defaults, each with why (SearchSpace.left_out).
     not_searched: dict[str, str] | None = None
@@ -253,15 +256,21 @@ class Measured(BaseModel):
             return None
         others = ", ".join(f"`{other}`" for other in self.tied_with)
         noise = "n/a" if self.noise_pct is None else f"{self.noise_pct:.1f}%"
+        how = (
+            f"measured alternately in {self.tie_pairs} rounds, pair by pair"
+            if self.tie_pairs
+            else f"burst noise {noise}"
+        )
         said = (
             f"Tied within noise: `{label}` could not be told apart from {others} (band"
-            f" {self.tie_band_pct:.1f}% of the fastest, burst noise {noise});"
+            f" {self.tie_band_pct:.1f}% of the fastest, {how});"
         )
         if self.ties_resolved:
             return f"{said} it is the cheapest of them."
         return (
             f"{said} the budget ended before more measurements could split them, so it is the"
-            " cheapest of those close to the fastest mean; a longer --budget would settle it."
+            f" cheapest of those within {100 * TARGET:g}% of the fastest; a longer --budget would"
+            " settle it."
         )
 
 

@@ -83,6 +83,7 @@ def _choice_fields(choice: Choice) -> dict[str, Any]:
         tied_with=[c.config.label() for c in choice.ties] or None,
         tie_band_pct=100 * choice.band,
         ties_resolved=choice.resolved,
+        tie_pairs=choice.pairs if choice.ties else None,
     )
 
 

@@ -67,6 +67,7 @@ class Candidate:
             tuple(t.rate for t in ordered),
             tuple(t.burst.window_s for t in ordered),
             len(first) if again else None,
+            tuple(float(t.number) for t in ordered),  # the confirm rounds alternate (confirm.py)
         )
 
     @property
@@ -120,9 +121,20 @@ def noise_cv(candidates: list[Candidate]) -> float | None:
     return brain.noise_cv([c.pieces for c in candidates])
 
 
-def judge(fastest: Candidate, cand: Candidate, cv: float | None, exhausted: bool) -> Verdict:
+def paired_noise(fastest: Candidate, pool: list[Candidate]) -> float | None:
+    """The noise of one interleaved pair's ratio with the fastest (decision/verdict.py)."""
+    return brain.paired_noise(fastest.pieces, [c.pieces for c in pool])
+
+
+def judge(
+    fastest: Candidate,
+    cand: Candidate,
+    cv: float | None,
+    exhausted: bool,
+    paired_cv: float | None = None,
+) -> Verdict:
     """`cand` against the fastest, by the one verdict (decision/verdict.py)."""
-    return brain.verdict(fastest.pieces, cand.pieces, cv, exhausted=exhausted)
+    return brain.verdict(fastest.pieces, cand.pieces, cv, exhausted=exhausted, paired_cv=paired_cv)
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,9 @@ class Choice:
     equivalent: tuple[Candidate, ...]  # within noise of the fastest, cheapest first
     noise_cv: float | None
     band: float  # the widest tolerance that admitted a tied candidate (TOLERANCE_FLOOR if none)
+    paired_cv: float | None = None  # one interleaved pair's noise (decision/verdict.py)
+    # Interleaved pairs behind the widest band; 0: it was judged on independent means.
+    pairs: int = 0
 
     @property
     def resolved(self) -> bool:
@@ -158,7 +173,7 @@ class Choice:
             c
             for c in self.equivalent
             if c is not self.fastest
-            and judge(self.fastest, c, self.noise_cv, exhausted=False) is Verdict.OPEN
+            and judge(self.fastest, c, self.noise_cv, False, self.paired_cv) is Verdict.OPEN
         )
         return (self.fastest, *wide) if wide else ()
 
@@ -191,20 +206,24 @@ def choose(candidates: list[Candidate]) -> Choice | None:
         return None
     cv = noise_cv(pool)
     fastest = max(pool, key=lambda c: c.mean)
+    pcv = paired_noise(fastest, pool)
     # Within noise of the fastest: tied, or open (a band wider than TARGET).
     within = tuple(
         sorted(
-            (c for c in pool if judge(fastest, c, cv, exhausted=False) is not Verdict.WORSE),
+            (c for c in pool if judge(fastest, c, cv, False, pcv) is not Verdict.WORSE),
             key=Candidate.cost,
         )
     )
-    band = max(
-        (brain.band(fastest.pieces, c.pieces, cv) for c in within if c is not fastest),
-        default=TOLERANCE_FLOOR,
+    widest = max(
+        (brain.compare(fastest.pieces, c.pieces, cv, pcv) for c in within if c is not fastest),
+        key=lambda comparison: comparison.band,
+        default=None,
     )
     # The budget ended: an open tie is a lack of measurements, not a finding of equal speed, and
-    # the means decide beyond TARGET (as the online climb's do after its most windows).
+    # the difference decides beyond TARGET (as the online climb's does after its most windows).
     chosen = next(
-        c for c in within if c is fastest or judge(fastest, c, cv, exhausted=True) is Verdict.TIED
+        c for c in within if c is fastest or judge(fastest, c, cv, True, pcv) is Verdict.TIED
     )
-    return Choice(chosen, fastest, within, cv, band)
+    if widest is None:
+        return Choice(chosen, fastest, within, cv, TOLERANCE_FLOOR, pcv)
+    return Choice(chosen, fastest, within, cv, widest.band, pcv, widest.paired)

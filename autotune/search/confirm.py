@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from autotune.decision.verdict import band
-from autotune.search.choose import Candidate, choose, noise_cv
+from autotune.search.choose import Candidate, choose, noise_cv, paired_noise
 from autotune.space.config import LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -86,7 +86,10 @@ def out_of_band(config: LoaderConfig, candidates: list[Candidate]) -> bool:
     if mine is None:
         return False
     fastest = max(candidates, key=lambda c: c.mean)
-    reach = max(BAND, band(fastest.pieces, mine.pieces, noise_cv(candidates)))
+    width = band(
+        fastest.pieces, mine.pieces, noise_cv(candidates), paired_noise(fastest, candidates)
+    )
+    reach = max(BAND, width)
     return mine.mean < (1 - reach) * fastest.mean
 
 
