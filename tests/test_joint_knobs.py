@@ -10,11 +10,18 @@ steady rates 984 and 1115), persistence only at 3 and 4 workers."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from search_fakes import burst
 
-from autotune.decision.epoch_time import EpochParts, epoch_rate, shared_setting, steady_of
+from autotune.decision.epoch_time import (
+    EpochParts,
+    epoch_rate,
+    shared_setting,
+    steady_of,
+    window_rules_out,
+)
 from autotune.decision.verdict import Pieces, Verdict
 from autotune.decision.worker_range import growth_stop
 from autotune.diagnosis import Context
@@ -25,11 +32,13 @@ from autotune.online.climb_types import ClimbSettings
 from autotune.online.measurement import Measurement
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
+from autotune.probe.ceilings import Ceilings
 from autotune.search.choose import choose, group, pick_best
 from autotune.search.confirm import to_confirm
 from autotune.search.phases import persistent_twin
 from autotune.search.search_range import evidence
 from autotune.search.trial import Phase, TrialRecord, TrialStatus
+from autotune.search.trial_runner import TrialRunner
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 from autotune.workload.simulated import SimSpec
@@ -224,3 +233,33 @@ def test_the_bench_has_three_workloads_where_workers_and_persistence_interact():
         assert "persistent_workers" not in bench.held_off("cpu")  # the knob they hinge on
         assert max(bench.grid_workers) > 4 * 2  # past the range's start on 2 CPUs
     assert epochs == {"open-30": (400, 30), "open-80": (1000, 80), "open-300": (2000, 300)}
+
+
+def test_a_burst_without_persistent_workers_is_not_pruned_where_restarts_matter():
+    # Pruning reads a burst's running rate over its window, restarts included. Where a restart
+    # matters, a non-persistent burst cut short would measure neither its steady rate nor what its
+    # persistent twin would run at: the evidence the worker counts are compared on.
+    class Probed(Ceilings):  # only the device ceiling's rate is read
+        device_samples_per_s = 10_000.0
+
+    options = SimpleNamespace(settings=lambda cap: SimpleNamespace(max_seconds=cap))
+
+    def hook_for(config, finished):
+        runner = TrialRunner(
+            study=None,
+            bursts=SimpleNamespace(ranks=None, options=options),
+            guard=None,
+            budget=None,
+            stop=None,
+            context=None,
+            trials=finished,
+            ceilings=Probed((), 2),
+        )
+        return runner._prune_hook(SimpleNamespace(), 3.0, config)
+
+    short = [measure(c, i) for i, c in enumerate([PYTORCH_DEFAULTS, w(3), w(4)])]
+    assert hook_for(w(6), short) is None
+    assert hook_for(w(6, persist=True), short) is not None
+    long = [measure(c, i, epoch=1000 * EPOCH, scale=0.01) for i, c in enumerate([w(3), w(4)])]
+    assert hook_for(w(6), long) is not None  # negligible restarts: pruned as before
+    assert window_rules_out(False, 0, [t.epoch_parts for t in short])  # no pool: no restart

@@ -95,6 +95,16 @@ def shared_setting(parts: Iterable[EpochParts]) -> bool | None:
     return any(p.persistent for p in parts)
 
 
+def window_rules_out(config_persistent: bool, workers: int, parts: Iterable[EpochParts]) -> bool:
+    """Whether a burst's running rate may rule its configuration out (pruning): not where it runs
+    without persistent workers and some configuration's restart matters. Its window pays restarts
+    that its persistent twin would not, and its steady rate, which predicts that twin, is the
+    evidence the worker counts are compared on: a burst cut short measures neither."""
+    if config_persistent or workers == 0:
+        return True
+    return not any(p.restart_matters for p in parts)
+
+
 def rate_at(parts: EpochParts, setting: bool | None, measured: float) -> float:
     """A configuration's rate as worker evidence: `measured` where the setting is None (restarts
     negligible), else the prediction under `setting`."""

@@ -22,6 +22,7 @@ from autotune.burst.failure import describe_failure, failure_traceback
 from autotune.burst.ranks import RankGroup
 from autotune.burst.result import BurstResult
 from autotune.burst.runner import ProgressHook, run_burst
+from autotune.decision.epoch_time import window_rules_out
 from autotune.diagnosis import Context, diagnose
 from autotune.diagnosis.evidence import KnownCeilings
 from autotune.errors import AutotuneError
@@ -193,13 +194,20 @@ class TrialRunner:
             return self.bursts.measure(
                 config,
                 max_seconds=window_cap,
-                on_progress=self._prune_hook(trial, window_cap),
+                on_progress=self._prune_hook(trial, window_cap, config),
                 full_window=phase == Phase.RECORD,
             )
 
-    def _prune_hook(self, trial: optuna.Trial | None, window_cap: float) -> PruneHook | None:
+    def _prune_hook(
+        self, trial: optuna.Trial | None, window_cap: float, config: LoaderConfig
+    ) -> PruneHook | None:
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.
         if trial is None or self.bursts.ranks is not None:
+            return None
+        parts = (t.epoch_parts for t in self.all_trials() if t.ok)
+        if not window_rules_out(
+            config.persistent_workers, config.num_workers, (p for p in parts if p is not None)
+        ):
             return None
         return PruneHook(trial, self._reach(self.bursts.options.settings(window_cap).max_seconds))
 
