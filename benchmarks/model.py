@@ -53,6 +53,11 @@ class TuningRecord(_Strict):
     loader_ceiling_samples_per_s: float | None
     ceiling_share: float | None
     worst_in: list[str]  # the measures on which this tuning is the worst (tuned_vs_grid, ...)
+    # The recipe's tie: the configurations it could not tell apart from the tuned one, the
+    # interleaved pairs behind that verdict (0: independent means), whether it was resolved.
+    tied_with: list[str] | None = None
+    tie_pairs: int | None = None
+    ties_resolved: bool | None = None
 
 
 class BenchRow(_Strict):

@@ -94,7 +94,7 @@ def _details(row: BenchRow) -> str:
         f"### {row.key}{' (held out)' if row.held_out else ''}: `{row.spec}`",
         "",
         f"{row.what}. Device ceiling {rate(row.device_ceiling_samples_per_s)}; loader alone"
-        f" at the worst tuning's worker count {rate(row.loader_ceiling_samples_per_s)}.",
+        f" at the worst tuning's DataLoader arguments {rate(row.loader_ceiling_samples_per_s)}.",
         f"Grid: {row.grid_points} points, {row.grid_covers} ({row.grid_rejected} over the RAM"
         f" budget), in {row.grid_s:.0f}s.",
         "",

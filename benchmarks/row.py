@@ -136,6 +136,9 @@ def _record(
         loader_ceiling_samples_per_s=m.loader_ceiling_samples_per_s,
         ceiling_share=_ceiling_share(result, rate),
         worst_in=worst_in,
+        tied_with=m.tied_with,
+        tie_pairs=m.tie_pairs,
+        ties_resolved=m.ties_resolved,
     )
 
 
