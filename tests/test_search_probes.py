@@ -3,6 +3,9 @@ numbers, and real probes checked for what they report, never for how fast the ma
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from types import SimpleNamespace
+
 import pytest
 import torch
 from timing_fakes import FakeClock, FixedHost, scheduled_workload
@@ -15,6 +18,7 @@ from autotune.probe.ceilings import Ceilings
 from autotune.probe.device import DeviceProbe, device_ceiling
 from autotune.probe.loader import LoaderProbe
 from autotune.probe.run import probe_loader, run_probes
+from autotune.search import phases
 from autotune.search.seeding import seed_configs
 from autotune.search.setup import build_space, probe_batch
 from autotune.space.config import LoaderConfig
@@ -261,3 +265,31 @@ def test_cuda_seeds_try_channels_last_where_the_probe_saw_the_layouts_level():
     assert seeds[-1].num_workers == seeds[1].num_workers and seeds[-1].pin_memory
     cpu = SearchSpace(max_workers=32, cuda=False, channels_last_ok=True)
     assert not any(s.channels_last for s in seed_configs(ceilings, cpu))
+
+
+def test_the_ceiling_at_the_choice_is_probed_over_a_trial_s_window_and_its_pool_s_depth(
+    monkeypatch,
+):
+    seen = []
+
+    def fake_probe(workload, config, settings, cpus, limit_s=None):
+        seen.append((config, settings))
+        return LoaderProbe(config.num_workers, 600.0, 1.0, 600, 0.2, 0.05)
+
+    monkeypatch.setattr(phases, "probe_loader", fake_probe)
+    runner = SimpleNamespace(
+        stop=SimpleNamespace(requested=False, interruptible=nullcontext),
+        budget=SimpleNamespace(fits=lambda _s: True),
+        bursts=SimpleNamespace(
+            workload=None, cpus=2, options=SimpleNamespace(min_seconds=0.5, time_limit=None)
+        ),
+    )
+    c = Ceilings((_device_probe(False, rate=10_000.0),), usable_cpus=2)
+    chosen = LoaderConfig(num_workers=11, prefetch_factor=2)
+    phases.loader_ceiling_at(runner, c, chosen)
+    ((config, settings),) = seen
+    assert config == chosen and c.loader_for(chosen) == 600.0
+    assert settings.min_seconds == 0.5  # the trials' window, not the probes' 0.3 s
+    assert settings.min_steps == 2 * 11 * 2  # two rounds of the 22 batches in flight
+    phases.loader_ceiling_at(runner, c, chosen)
+    assert len(seen) == 1  # probed once

@@ -119,10 +119,18 @@ def loader_ceiling_at(runner: TrialRunner, ceilings: Ceilings, config: LoaderCon
     if not runner.budget.fits(loader_probe_s(ceilings, config)):
         return
     b = runner.bursts
+    # A bound on rates measured over a trial's window needs a window as long, and at least two
+    # rounds of the pool's batches in flight: the probes' short window can end inside a deep
+    # pool's start-up or one straggler's wait, and read below the rate it is meant to bound.
+    settings = replace(
+        PROBE_SETTINGS,
+        min_seconds=max(PROBE_SETTINGS.min_seconds, b.options.min_seconds),
+        min_steps=max(PROBE_SETTINGS.min_steps, 2 * config.prefetch_depth),
+    )
     _probing(
         runner,
         lambda: ceilings.add(
-            probe_loader(b.workload, config, PROBE_SETTINGS, b.cpus, b.options.time_limit), config
+            probe_loader(b.workload, config, settings, b.cpus, b.options.time_limit), config
         ),
     )
 
