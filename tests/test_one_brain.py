@@ -243,3 +243,21 @@ def test_configurations_measured_in_turn_are_judged_pair_by_pair_offline_and_onl
     for m in windows.values():
         m.at.clear()
     assert climb.verdict(windows[CHEAP], windows[DEAR]) is Verdict.OPEN
+
+
+def test_a_cheaper_configuration_faster_pair_by_pair_is_chosen_over_the_fastest_mean():
+    # Its long pieces fell on a slow stretch of the machine and the dear one's on a fast one: the
+    # means put the dear one ahead, while in each pair taken back to back the cheap one is 3%
+    # faster.
+    cheap = [(110.0, 1.0), (100.0, 10.0), (200.0, 1.0), (100.0, 10.0), (200.0, 1.0)]
+    dear = [(111.0, 1.0), (97.0, 1.0), (194.0, 10.0), (97.0, 1.0), (194.0, 10.0)]
+    trials = []
+    for i in range(5):
+        for config, pieces in ((CHEAP, cheap), (DEAR, dear)):
+            rate, span = pieces[i]
+            result = replace(burst(config, rate), window_s=span)
+            phase = Phase.SEARCH if i == 0 else Phase.CONFIRM
+            trials.append(TrialRecord(len(trials), config, TrialStatus.OK, result, phase=phase))
+    choice = choose(group(trials))
+    assert choice is not None and choice.fastest.config == DEAR
+    assert choice.chosen.config == CHEAP

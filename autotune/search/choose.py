@@ -221,8 +221,12 @@ def choose(candidates: list[Candidate]) -> Choice | None:
     )
     # The budget ended: an open tie is a lack of measurements, not a finding of equal speed, and
     # the difference decides beyond TARGET (as the online climb's does after its most windows).
+    # Pair by pair, a cheaper one may even be faster than the fastest mean (the means weigh
+    # pieces taken on a slower machine): it wins as a tie would.
     chosen = next(
-        c for c in within if c is fastest or judge(fastest, c, cv, True, pcv) is Verdict.TIED
+        c
+        for c in within
+        if c is fastest or judge(fastest, c, cv, True, pcv) in (Verdict.TIED, Verdict.BETTER)
     )
     if widest is None:
         return Choice(chosen, fastest, within, cv, TOLERANCE_FLOOR, pcv)
