@@ -25,16 +25,26 @@ def pooled_rate(rates: Sequence[float], spans: Sequence[float]) -> float:
     return sum(r * s for r, s in zip(rates, spans, strict=True)) / total
 
 
+def pooled_sd(groups: Sequence[Sequence[float]]) -> float | None:
+    """Pooled standard deviation of one value, over groups that each share one true value; None
+    until some group has two."""
+    num = dof = 0.0
+    for values in groups:
+        if len(values) < 2:
+            continue
+        num += (len(values) - 1) * statistics.variance(values)
+        dof += len(values) - 1
+    return math.sqrt(num / dof) if dof else None
+
+
 def pooled_cv(groups: Sequence[Sequence[float]]) -> float | None:
     """Pooled relative standard deviation of one measurement, over groups of measurements of one
-    configuration each; None until some group has two."""
-    num = dof = 0.0
+    configuration each (each relative to its group's mean); None until some group has two."""
+    relative = []
     for rates in groups:
-        if len(rates) < 2 or (mean := statistics.fmean(rates)) <= 0:
-            continue
-        num += (len(rates) - 1) * (statistics.stdev(rates) / mean) ** 2
-        dof += len(rates) - 1
-    return math.sqrt(num / dof) if dof else None
+        if len(rates) >= 2 and (mean := statistics.fmean(rates)) > 0:
+            relative.append([r / mean for r in rates])
+    return pooled_sd(relative)
 
 
 def measured_cv(rates: Sequence[float], noise_cv: float | None) -> float | None:

@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from autotune.decision.rate import pooled_cv, pooled_rate, tolerance
+from autotune.decision.rate import pooled_cv, pooled_rate, pooled_sd, tolerance
 from autotune.decision.thresholds import MATTERS_SHARE, TARGET, TOLERANCE_FLOOR, Z
 from autotune.strenum import StrEnum
 
@@ -126,16 +126,8 @@ def paired_noise(best: Pieces, others: Sequence[Pieces]) -> float | None:
     """The noise of one pair's log-ratio, pooled over every other configuration's pairs with
     `best` (MIN_PAIRS or more each); None where none has that many. Assumes one noise for every
     pair, as noise_cv assumes one for every piece."""
-    num = dof = 0.0
-    for other in others:
-        if other is best:
-            continue
-        d = pairs(best, other)
-        if len(d) < MIN_PAIRS:
-            continue
-        num += (len(d) - 1) * statistics.variance(d)
-        dof += len(d) - 1
-    return math.sqrt(num / dof) if dof else None
+    groups = [pairs(best, other) for other in others if other is not best]
+    return pooled_sd([d for d in groups if len(d) >= MIN_PAIRS])
 
 
 @dataclass(frozen=True)

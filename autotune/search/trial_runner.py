@@ -204,19 +204,21 @@ class TrialRunner:
         # Ranks measure together: cutting rank 0's burst short would leave the others waiting.
         if trial is None or self.bursts.ranks is not None:
             return None
-        parts = (t.epoch_parts for t in self.all_trials() if t.ok)
+        trials = self.all_trials()  # a shared study's are read from its storage: once
+        parts = (t.epoch_parts for t in trials if t.ok)
         if not window_rules_out(
             config.persistent_workers, config.num_workers, (p for p in parts if p is not None)
         ):
             return None
-        return PruneHook(trial, self._reach(self.bursts.options.settings(window_cap).max_seconds))
+        window_s = self.bursts.options.settings(window_cap).max_seconds
+        return PruneHook(trial, self._reach(window_s, trials))
 
-    def _reach(self, window_s: float) -> Reach | None:
+    def _reach(self, window_s: float, trials: list[TrialRecord] | None = None) -> Reach | None:
         """No window runs faster than the device ceiling (once probed); the margin is the
-        choice's tie band at the noise of the trials so far."""
+        choice's tie band at the noise of the trials so far (`trials`, read where not given)."""
         if self.ceilings is None or self.ceilings.device_samples_per_s <= 0:
             return None
-        margin = reach_margin(noise_cv(group(self.all_trials())))
+        margin = reach_margin(noise_cv(group(self.all_trials() if trials is None else trials)))
         return Reach(self.ceilings.device_samples_per_s, window_s, margin)
 
     def _abandon(self, trial: optuna.Trial | None) -> None:
