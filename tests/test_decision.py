@@ -10,10 +10,12 @@ import pytest
 from search_fakes import burst
 
 from autotune.decision import cost as cost_module
+from autotune.decision import drift
 from autotune.decision import rate as rate_module
 from autotune.decision import verdict as verdict_module
 from autotune.decision.cost import cost
 from autotune.decision.rate import error_pct, measured_cv, pooled_rate
+from autotune.decision.thresholds import Z
 from autotune.decision.worker_range import Evidence, WorkerRange, growth_stop, still_rising
 from autotune.online.climb_types import ClimbSettings
 from autotune.online.measurement import Measurement
@@ -59,7 +61,7 @@ def test_both_callers_read_the_one_core():
     import autotune.search.confirm as confirm
 
     assert choose.cost is cost_module.cost and policy.cost is cost_module.cost
-    assert policy.tolerance is rate_module.tolerance
+    assert policy.drift is drift and drift.tolerance is rate_module.tolerance
     assert policy.brain is choose.brain is verdict_module
     assert confirm.band is verdict_module.band
     online = ClimbSettings(epoch_steps=None, usable_cpus=2, cuda=False).worker_range(LoaderConfig())
@@ -178,3 +180,13 @@ def test_pairs_that_scatter_as_much_as_the_difference_leave_it_to_the_cost():
     V = verdict_module.Verdict
     assert verdict_module.verdict(a, b, 0.03, exhausted=False, paired_cv=paired_cv) is V.OPEN
     assert verdict_module.verdict(a, b, 0.03, exhausted=True, paired_cv=paired_cv) is V.TIED
+
+
+def test_the_drift_band_is_the_wider_of_the_windows_noise_and_the_floor_of_whole_runs():
+    assert drift.band(None, 2, 2) == drift.DRIFT_FLOOR
+    assert drift.band(0.02, 2, 2) == drift.DRIFT_FLOOR  # precise windows: runs still differ
+    assert drift.band(0.3, 2, 2) == pytest.approx(Z * 0.3)  # noisy windows widen it
+    assert not drift.drifted(0.8, 1.0, drift.DRIFT_FLOOR)
+    assert drift.drifted(0.7, 1.0, drift.DRIFT_FLOOR) and drift.drifted(1.3, 1.0, drift.DRIFT_FLOOR)
+    assert drift.slowed_early(0.4, 1.0) and not drift.slowed_early(0.6, 1.0)
+    assert not drift.slowed_early(3.0, 1.0)  # a speed-up is left to the full check

@@ -8,6 +8,7 @@ import multiprocessing
 
 import pytest
 
+from autotune.decision.drift import DRIFT_FLOOR, EARLY_DRIFT
 from autotune.memory import store
 from autotune.memory.record import Entry, Source, Windows
 from autotune.online.climb_types import Check, StopReason
@@ -16,7 +17,7 @@ from autotune.online.measurement import Measurement
 from autotune.online.memory import Memory, entry_key, note, restore, snapshot
 from autotune.online.meter import Ledger
 from autotune.online.options import TUNED, resolve
-from autotune.online.policy import EARLY_DRIFT, HillClimb
+from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
 from tests.test_online_policy import Loop, _settings
 
@@ -141,8 +142,8 @@ def test_an_unfinished_exploring_goes_on_where_it_stopped(tmp_path):
 
 @pytest.mark.parametrize("reason", [StopReason.BOUND, StopReason.RUN_END])
 def test_an_exploring_cut_short_by_its_bound_goes_on_in_the_next_run(tmp_path, reason):
-    """The bound (a share of the run's time) and the steps a run has left are the run's own: the
-    next run explores on, with its own, where the last one stopped."""
+    """An exploring stopped before it had lost all its bound allows (here at half its steps) goes
+    on in the next run where it stopped, with what is left of the bound and the horizon."""
     whole = _climb()
     STARVED.run(whole)
     cut = _climb()
@@ -157,6 +158,52 @@ def test_an_exploring_cut_short_by_its_bound_goes_on_in_the_next_run(tmp_path, r
     assert resumed.reuse.check is Check.HELD and resumed.stop_reason is StopReason.RESOLVED
     assert resumed.best.config == whole.best.config
     assert "exploring went on from there" in note(resumed.reuse, 32)
+
+
+def test_the_bound_spans_runs_a_run_that_spent_it_leaves_the_next_one_nothing_to_explore(tmp_path):
+    """Run 1 lost all its bound allows and stopped there; run 2 checks the remembered best and
+    explores no further (its exploring would otherwise cost a second bound); a larger bound, as
+    --max-explore-share gives it, lets the next run go on."""
+    tight = dict(epoch_steps=600, bound_share=0.01)
+    first = HillClimb(LoaderConfig(), TUNED, _settings(**tight))
+    STARVED.run(first)
+    assert first.stop_reason is StopReason.BOUND
+    entry = _remembered(tmp_path, first)
+    assert not entry.exploring_finished
+    assert entry.exploration_cost_s > 0
+    assert entry.exploration_cost_s == pytest.approx(first.exploration_cost_s())
+    second = HillClimb(LoaderConfig(), TUNED, _settings(**tight))
+    assert restore(second, entry) and second.prior_cost_s == entry.exploration_cost_s
+    steps = STARVED.run(second)
+    r = second.reuse
+    assert r.check is Check.HELD and r.bound_spent and second.stop_reason is StopReason.BOUND
+    assert steps == r.check_steps  # the check, then the remembered best: nothing else measured
+    assert {c for c, m in second.measured.items() if m.n} == {
+        c for c, m in first.measured.items() if m.n
+    }
+    said = note(r, 32)
+    assert said.endswith("no exploring: the earlier runs' exploring had lost all its bound allows")
+    wider = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=600, bound_share=0.1))
+    assert restore(wider, entry)
+    STARVED.run(wider)
+    assert not wider.reuse.bound_spent and "exploring went on from there" in note(wider.reuse, 32)
+    assert len([m for m in wider.measured.values() if m.n]) > len(
+        [m for m in first.measured.values() if m.n]
+    )
+
+
+def test_a_run_at_a_level_of_its_own_within_the_drift_floor_keeps_the_memory(tmp_path):
+    """A run 17% slower than the one remembered, nothing else changed (the spread of whole runs
+    of one configuration on a shared machine), is no drift: exploring does not start again."""
+    first = _climb()
+    STARVED.run(first)
+    entry = _remembered(tmp_path, first)
+    again = _climb()
+    assert restore(again, entry)
+    Loop(fetch_s=0.083, convoy=0.15, step_s=0.024).run(again)
+    r = again.reuse
+    assert r.check is Check.HELD and r.rate / r.remembered_rate < 0.9
+    assert r.band == DRIFT_FLOOR and again.stop_reason is StopReason.REMEMBERED
 
 
 def test_an_exploring_ended_by_the_horizon_over_the_runs_stays_ended(tmp_path):

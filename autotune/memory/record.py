@@ -54,6 +54,8 @@ class Entry(BaseModel):
     exploring_finished: bool = False
     stop: str | None = None  # why exploring stopped, as its report said
     exploration_steps: int = Field(0, ge=0)  # explored over the runs so far (the horizon's count)
+    # what that exploring lost against its best so far (the bound's count), in seconds
+    exploration_cost_s: float = Field(0.0, ge=0)
     measured: list[Windows] = Field(default_factory=list)
     # Where the source is `tune`: the recipe's rates (samples/s) and batch size, for the report.
     tuned_samples_per_s: float | None = None

@@ -55,7 +55,7 @@ class Reuse:
     noise_cv: float | None  # the remembered windows' noise (one window's relative std)
     source: str = "online"
     # batches/s over the remembered best's steady steps (an epoch's first step left out): what
-    # the check's first steps compare with (policy.py, EARLY_DRIFT)
+    # the check's first steps compare with (decision/drift.py, EARLY_DRIFT)
     remembered_steady: float | None = None
     check: Check = Check.CHECKING
     check_steps: int = 0
@@ -63,11 +63,13 @@ class Reuse:
     band: float | None = None  # the drift the check allowed, as a share of the remembered rate
     against: float | None = None  # the remembered rate `rate` was compared with
     # The check's first steady steps, read before its windows close (whole epochs, where epochs
-    # are short): a gross drift is taken from them (policy.py, EARLY_DRIFT).
+    # are short): a gross drift is taken from them (decision/drift.py, EARLY_DRIFT).
     early_steps: int = 0
     early_s: float = 0.0
     early_wait_s: float = 0.0
     early_read: bool = False
+    # The remembered exploring was unfinished but had lost all its bound allows: none in this run.
+    bound_spent: bool = False
 
 
 @dataclass(frozen=True)

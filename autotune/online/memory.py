@@ -52,6 +52,7 @@ class Snapshot:
     stop: str | None
     measured: tuple[Windows, ...]
     exploration_steps: int = 0
+    exploration_cost_s: float = 0.0
 
 
 def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
@@ -67,7 +68,15 @@ def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
         if not m.refused
     )
     chosen = climb.choice_so_far() if climb.exploring else climb.current
-    return Snapshot(climb.start, chosen, finished, stop, measured, climb.prior_steps + climb.steps)
+    return Snapshot(
+        climb.start,
+        chosen,
+        finished,
+        stop,
+        measured,
+        climb.prior_steps + climb.steps,
+        climb.exploration_cost_s(),
+    )
 
 
 def windows_of(m: Measurement, whole: bool = False) -> Windows:
@@ -126,6 +135,7 @@ class Memory:
                 stop=shot.stop,
                 measured=list(shot.measured),
                 exploration_steps=shot.exploration_steps,
+                exploration_cost_s=shot.exploration_cost_s,
             )
 
         store.update(self.folder, self.key, change)
@@ -218,7 +228,8 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         else None,
     )
     _fresh_check(best)
-    climb.prior_steps = 0 if entry.exploring_finished else entry.exploration_steps
+    if not entry.exploring_finished:
+        climb.prior_steps, climb.prior_cost_s = entry.exploration_steps, entry.exploration_cost_s
     climb.measured.update(measured)
     climb.best = best
     climb.current = best.config
@@ -264,5 +275,10 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
         if r.check is Check.UNCHECKED
         else f"checked in {r.check_steps} steps ({rate} samples/s, remembered {old}{band})"
     )
-    rest = "no exploring" if r.finished else "exploring went on from there"
+    if r.finished:
+        rest = "no exploring"
+    elif r.bound_spent:
+        rest = "no exploring: the earlier runs' exploring had lost all its bound allows"
+    else:
+        rest = "exploring went on from there"
     return f"{where} ({origin}), {checked}, {rest}"

@@ -27,10 +27,11 @@ candidate is judged by its mean, tied within 2% (as choose.py does where the bud
 Exploring stops when the plan is done (the choice is then sound by the measured noise), at the end
 of the epoch that completes the horizon (the first epoch, or as many as make up `min_horizon_steps`
 where epochs are short), or at the exploration bound: the time exploring lost against the best
-configuration measured so far, plus the start-up of the next candidate's pool (the longest measured
-in this run, so under the start method in use), reaches a share of the horizon's time at that best's
-rate. The start's own measurement is outside the bound (it is what not tuning costs, and the
-prediction needs it) but in the reported cost.
+configuration measured so far (in this run and the earlier runs it goes on from: memory.py), plus
+the start-up of the next candidate's pool (the longest measured in this run, so under the start
+method in use), reaches a share of the horizon's time at that best's rate. The start's own
+measurement is outside the bound (it is what not tuning costs, and the prediction needs it) but in
+the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -53,10 +54,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Generator, Protocol
 
+from autotune.decision import drift
 from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
 from autotune.decision.epoch_time import EpochParts, rate_at, shared_setting, steady_of
-from autotune.decision.rate import tolerance
 from autotune.decision.verdict import Verdict
 from autotune.decision.worker_range import Evidence, Fits, any_fits
 from autotune.online.climb_types import (
@@ -77,16 +78,6 @@ from autotune.online.predict import needed_workers
 from autotune.online.remaining import Remaining
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
-
-# The least drift of the remembered best's rate that starts exploring again, as a share of it. A
-# run's rate moves between minutes by more than its windows' noise says: hand-tuned runs of the
-# PyTorch tutorial's script took 15.2 to 17.7 s on an idle machine (issue 48), and a re-exploration
-# costs 10-20% of such a run.
-DRIFT_FLOOR = 0.1
-# A drift read on the check's first window of steady steps, before its windows (whole epochs,
-# where epochs are short) close: exploring starts again within the first epoch. A few steps'
-# rate scatters more than a window's, so only a drift far beyond the floor is taken from it.
-EARLY_DRIFT = 3 * DRIFT_FLOOR  # against the remembered best's own steady steps
 
 
 class Policy(Protocol):
@@ -140,8 +131,11 @@ class HillClimb:
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
-        # Exploration steps of earlier runs of this workload (memory.py): the horizon spans runs.
+        # Exploration steps of earlier runs of this workload, and the time they lost (memory.py):
+        # the horizon and the bound span runs, so an exploring cut short goes on where it stopped
+        # with what is left of both, never with a fresh bound each run.
         self.prior_steps = 0
+        self.prior_cost_s = 0.0
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
@@ -227,7 +221,7 @@ class HillClimb:
 
     def _checked(self, m: Measurement) -> LoaderConfig | None:
         """A window of the remembered best, run from step 0. Once it has `min_windows`, their
-        rate is compared with the remembered one: within the noise (and DRIFT_FLOOR) the memory
+        rate is compared with the remembered one (decision/drift.py): within the band the memory
         holds, and the run goes on where it stopped (a finished exploring stays finished);
         beyond it, exploring starts again from the configuration running."""
         r = self.reuse
@@ -238,9 +232,9 @@ class HillClimb:
         if not r.remembered_rate:
             r.check = Check.UNCHECKED
         else:
-            r.band = max(DRIFT_FLOOR, tolerance(r.noise_cv, r.remembered_n, m.n))
+            r.band = drift.band(r.noise_cv, r.remembered_n, m.n)
             r.against = r.remembered_rate
-            if abs(m.mean / r.remembered_rate - 1) > r.band:
+            if drift.drifted(m.mean, r.remembered_rate, r.band):
                 r.check = Check.DRIFTED
                 return self._restart(m)
             r.check = Check.HELD
@@ -251,10 +245,14 @@ class HillClimb:
         # the start's measurement on) until the first configuration never measured.
         if self.measured[self.start].n:
             self.best = self.measured[self.start]
-        return self._advance(Verdict.TIED)
+        switch = self._advance(Verdict.TIED)
+        # Stopped by the bound before any candidate ran: the earlier runs had lost all it allows.
+        r.bound_spent = self.stop_reason is StopReason.BOUND
+        return switch
 
     def _drifted_early(self, step: Step) -> bool:
-        """The check's first window of steady steps, read once: a slowdown beyond EARLY_DRIFT."""
+        """The check's first window of steady steps, read once: a gross slowdown
+        (decision/drift.py)."""
         r, s = self.reuse, self.settings
         assert r is not None
         if (
@@ -272,12 +270,10 @@ class HillClimb:
             return False
         r.early_read = True
         rate = r.early_steps / r.early_s
-        # Only a slowdown is taken from one short window: a second run's first steps can read
-        # high (its files in the page cache the first run warmed), and a speed-up starves nothing
-        # while the full check, over min_windows, decides it.
-        if rate >= r.remembered_steady * (1 - EARLY_DRIFT):
+        if not drift.slowed_early(rate, r.remembered_steady):
             return False
-        r.rate, r.band, r.against, r.check = rate, EARLY_DRIFT, r.remembered_steady, Check.DRIFTED
+        r.rate, r.band = rate, drift.EARLY_DRIFT
+        r.against, r.check = r.remembered_steady, Check.DRIFTED
         return True
 
     def _restart(self, m: Measurement) -> LoaderConfig | None:
@@ -293,7 +289,7 @@ class HillClimb:
             m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
         m.fresh_from = 0
         self.start = m.config
-        self.prior_steps = 0  # a new exploration: its horizon from here
+        self.prior_steps, self.prior_cost_s = 0, 0.0  # a new exploration: its horizon from here
         self.measured = {m.config: m}
         self.best = m
         self.range = self.settings.worker_range(m.config, self._fits)
@@ -372,9 +368,16 @@ class HillClimb:
         while the loop still waits."""
         if not self.best.mean or self.settings.total_steps is not None:
             return False
-        best_step_s = 1 / self.best.mean
-        allowed = self.settings.bound_share * self.settings.horizon_steps * best_step_s
-        return self.bounded.cost_s(best_step_s) + self._startup_ahead_s(config) >= allowed
+        return self.exploration_cost_s() + self._startup_ahead_s(config) >= self._allowed_s()
+
+    def _allowed_s(self) -> float:
+        return self.settings.bound_share * self.settings.horizon_steps / self.best.mean
+
+    def exploration_cost_s(self) -> float:
+        """What exploring this workload has lost against the best so far, in this run and in the
+        earlier runs it goes on from: what the bound counts."""
+        best_step_s = 1 / self.best.mean if self.best.mean else None
+        return self.prior_cost_s + self.bounded.cost_s(best_step_s)
 
     def _startup_s(self) -> float | None:
         """A worker pool's start-up, the longest measured in this run: under the start method in

@@ -1,0 +1,43 @@
+"""Whether a remembered rate still holds: the check that a run started from the memory makes of
+the remembered best on its first windows (online/memory.py, policy.py's HillClimb._checked).
+
+A remembered rate and this run's are two processes' readings, minutes or days apart, so they differ
+by more than one run's windows scatter: each run of a job settles at a level of its own (its
+processes' placement, the page cache, what else the machine runs). The band is therefore the
+wider of the windows' noise (Z standard errors of the difference, rate.tolerance) and
+DRIFT_FLOOR, the spread of whole runs of one configuration measured on the project's machines;
+only a change beyond both starts exploring again."""
+
+from __future__ import annotations
+
+from autotune.decision.rate import tolerance
+
+# The least drift that starts exploring again, as a share of the remembered rate. On the 2-CPU
+# development machine, runs of the 2-rank torchrun job at one fixed configuration (w4 pf4 persist)
+# took 14.77 to 16.93 s, and the check of a remembered best read its first windows 15-20% off the
+# remembered rate with nothing changed (results/bench/repeated-runs/notes.md); a false drift costs
+# the run a whole new exploration. A slowed workload the memory must catch (items 4x slower) reads
+# 60-80% off.
+DRIFT_FLOOR = 0.25
+# A drift read on the check's first window of steady steps, before its windows (whole epochs,
+# where epochs are short) close, so that exploring can start again within the first epoch. A
+# few steps' rate scatters more than a window's: only a slowdown twice the floor is taken from it.
+EARLY_DRIFT = 2 * DRIFT_FLOOR
+
+
+def band(noise_cv: float | None, remembered_n: int, check_n: int) -> float:
+    """The largest relative difference between the check's rate and the remembered one that is
+    still the same workload on the same machine."""
+    return max(DRIFT_FLOOR, tolerance(noise_cv, remembered_n, check_n))
+
+
+def drifted(rate: float, remembered: float, allowed: float) -> bool:
+    """Beyond the band either way: a faster machine may want fewer workers as a slower one more."""
+    return abs(rate / remembered - 1) > allowed
+
+
+def slowed_early(rate: float, remembered_steady: float) -> bool:
+    """The first window's slowdown beyond EARLY_DRIFT. Only a slowdown: a second run's first
+    steps can read high (its files in the page cache the first run warmed), and a speed-up starves
+    nothing while the full check, over its windows, decides it."""
+    return rate < remembered_steady * (1 - EARLY_DRIFT)
