@@ -178,6 +178,7 @@ def test_the_bound_spans_runs_a_run_that_spent_it_leaves_the_next_one_nothing_to
     r = second.reuse
     assert r.check is Check.HELD and r.bound_spent and second.stop_reason is StopReason.BOUND
     assert steps == r.check_steps  # the check, then the remembered best: nothing else measured
+    assert second.best.config == first.best.config and second.current == first.choice_so_far()
     assert {c for c, m in second.measured.items() if m.n} == {
         c for c, m in first.measured.items() if m.n
     }
@@ -204,6 +205,30 @@ def test_a_run_at_a_level_of_its_own_within_the_drift_floor_keeps_the_memory(tmp
     r = again.reuse
     assert r.check is Check.HELD and r.rate / r.remembered_rate < 0.9
     assert r.band == DRIFT_FLOOR and again.stop_reason is StopReason.REMEMBERED
+
+
+def test_the_remembered_windows_are_read_at_this_runs_level(tmp_path):
+    """Run 2 runs everything 15% slower (a run's own level, within the drift floor): the
+    remembered windows are scaled by the check's ratio, so the plan's verdicts stand and it ends
+    where one whole exploring at this level would."""
+    slower = Loop(fetch_s=0.083 * 1.15, convoy=0.15, step_s=0.020 * 1.15)
+    whole = _climb()
+    slower.run(whole)
+    cut = _climb()
+    STARVED.run(cut, limit=whole.steps // 2)
+    entry = _remembered(tmp_path, cut)
+    resumed = _climb()
+    assert restore(resumed, entry)
+    slower.run(resumed)
+    r = resumed.reuse
+    assert r.check is Check.HELD and r.rate / r.remembered_rate == pytest.approx(1 / 1.15, rel=0.02)
+    level = r.rate / r.remembered_rate
+    for config, m in cut.measured.items():
+        if m.n and config != cut.best.config:
+            assert resumed.measured[config].rates[: len(m.rates)] == pytest.approx(
+                [x * level for x in m.rates]
+            )
+    assert resumed.best.config == whole.best.config
 
 
 def test_an_exploring_ended_by_the_horizon_over_the_runs_stays_ended(tmp_path):

@@ -238,6 +238,7 @@ class HillClimb:
                 r.check = Check.DRIFTED
                 return self._restart(m)
             r.check = Check.HELD
+            self._to_this_run(m, r.rate / r.remembered_rate)
         m.fresh_from = 0  # the remembered windows and the check's: one configuration's
         if r.finished:
             return self._stop(StopReason.REMEMBERED)
@@ -246,9 +247,26 @@ class HillClimb:
         if self.measured[self.start].n:
             self.best = self.measured[self.start]
         switch = self._advance(Verdict.TIED)
-        # Stopped by the bound before any candidate ran: the earlier runs had lost all it allows.
-        r.bound_spent = self.stop_reason is StopReason.BOUND
+        if self.stop_reason is StopReason.BOUND:
+            # Stopped before any candidate ran: the earlier runs had lost all the bound allows.
+            # The checked best runs on: a switch to a configuration only remembered would start a
+            # pool for no gain measured in this run.
+            r.bound_spent = True
+            self.best = m
+            self.current = self._persistence(m.config)  # m's pool runs on (persistence aside)
+            same = replace(self.current, persistent_workers=m.config.persistent_workers)
+            switch = None if same == m.config else self.current
         return switch
+
+    def _to_this_run(self, checked: Measurement, level: float) -> None:
+        """The remembered windows, read at this run's level. Each run of a job settles at a
+        level of its own (decision/drift.py), and the check measured this one's against the
+        remembered best's: every remembered window is scaled by that ratio, so that the plan's
+        verdicts over them stand as they were, and a candidate first measured in this run is
+        compared with the best at this run's level, not at an earlier run's."""
+        for m in self.measured.values():
+            remembered = checked.fresh_from if m is checked else len(m.rates)
+            m.rates[:remembered] = [rate * level for rate in m.rates[:remembered]]
 
     def _drifted_early(self, step: Step) -> bool:
         """The check's first window of steady steps, read once: a gross slowdown
