@@ -249,13 +249,11 @@ class HillClimb:
         switch = self._advance(Verdict.TIED)
         if self.stop_reason is StopReason.BOUND:
             # Stopped before any candidate ran: the earlier runs had lost all the bound allows.
-            # The checked best runs on: a switch to a configuration only remembered would start a
-            # pool for no gain measured in this run.
+            # The checked best runs on, settled as any stop settles it: a switch to a
+            # configuration only remembered would start a pool for no gain measured in this run.
             r.bound_spent = True
-            self.best = m
-            self.current = self._persistence(m.config)  # m's pool runs on (persistence aside)
-            same = replace(self.current, persistent_workers=m.config.persistent_workers)
-            switch = None if same == m.config else self.current
+            self.best, self.current = m, m.config
+            return self._stop(StopReason.BOUND)
         return switch
 
     def _to_this_run(self, checked: Measurement, level: float) -> None:
