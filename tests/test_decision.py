@@ -190,3 +190,16 @@ def test_the_drift_band_is_the_wider_of_the_windows_noise_and_the_floor_of_whole
     assert drift.drifted(0.7, 1.0, drift.DRIFT_FLOOR) and drift.drifted(1.3, 1.0, drift.DRIFT_FLOOR)
     assert drift.slowed_early(0.4, 1.0) and not drift.slowed_early(0.6, 1.0)
     assert not drift.slowed_early(3.0, 1.0)  # a speed-up is left to the full check
+
+
+def test_a_slower_start_up_predicts_a_slower_first_epoch_over_the_same_steady_steps():
+    rates = drift.first_epoch_rates(100.0, 16, 0.66, 0.18)
+    assert rates is not None
+    now, before = rates
+    assert before == pytest.approx(16 / (0.16 + 0.18)) and now == pytest.approx(16 / (0.16 + 0.66))
+    assert drift.slowed_early(now, before, drift.DRIFT_FLOOR)
+    # the same shift over a 600-step epoch is a few percent: the full check's to judge
+    long = drift.first_epoch_rates(100.0, 600, 0.66, 0.18)
+    assert long is not None and not drift.slowed_early(*long, drift.DRIFT_FLOOR)
+    assert drift.first_epoch_rates(100.0, None, 0.66, 0.18) is None  # no epoch: no prediction
+    assert drift.first_epoch_rates(100.0, 16, 0.66, None) is None  # never measured

@@ -279,6 +279,30 @@ def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
     assert restore(third, after) and third.current == cut.choice_so_far()
 
 
+def test_a_slower_fetch_hidden_by_the_batches_in_flight_is_read_from_the_start_up(tmp_path):
+    """Where the pool's batches in flight fill a short epoch, its steps hand out batches fetched
+    during the start-up and read the loop's own step at any item speed: the first batch's fetch
+    shows the drift, within the first epoch."""
+    short = dict(epoch_steps=16)
+    first = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    STARVED.run(first, epoch=16)
+    entry = _remembered(tmp_path, first)
+    hidden = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(hidden, entry) and hidden.reuse.remembered_startup_s == STARVED.startup_s
+    Loop(fetch_s=0.083, convoy=0.15, startup_s=0.8).run(hidden, epoch=16)  # the same steps
+    r = hidden.reuse
+    assert r.check is Check.DRIFTED and r.slow_start and r.check_steps <= 16
+    assert hidden.start == first.best.config and hidden.measured[hidden.start].startup_s == 0.8
+    text = note(r, 32)
+    assert "steps its workers took 0.80 s to their first batch, against 0.05 s remembered" in text
+    assert text.endswith("exploring started again")
+    # a start-up somewhat slower, within the early band: the full check reads the same steps
+    near = HillClimb(LoaderConfig(), TUNED, _settings(**short))
+    assert restore(near, entry)
+    Loop(fetch_s=0.083, convoy=0.15, startup_s=0.15).run(near, epoch=16)
+    assert near.reuse.check is Check.HELD and not near.reuse.slow_start
+
+
 def test_a_faster_first_window_is_left_to_the_full_check(tmp_path):
     """A first window reading high (a warm page cache) does not restart exploring on its own: a
     speed-up is judged over the check's windows, a slowdown already on its first."""

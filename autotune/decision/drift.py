@@ -10,6 +10,7 @@ only a change beyond both starts exploring again."""
 
 from __future__ import annotations
 
+from autotune.decision.epoch_time import epoch_rate
 from autotune.decision.rate import tolerance
 
 # The least drift that starts exploring again, as a share of the remembered rate. On the 2-CPU
@@ -36,8 +37,34 @@ def drifted(rate: float, remembered: float, allowed: float) -> bool:
     return abs(rate / remembered - 1) > allowed
 
 
-def slowed_early(rate: float, remembered_steady: float) -> bool:
-    """The first window's slowdown beyond EARLY_DRIFT. Only a slowdown: a second run's first
+def slowed_early(rate: float, expected: float, allowed: float = EARLY_DRIFT) -> bool:
+    """The first window's slowdown beyond `allowed`. Only a slowdown: a second run's first
     steps can read high (its files in the page cache the first run warmed), and a speed-up starves
     nothing while the full check, over its windows, decides it."""
-    return rate < remembered_steady * (1 - EARLY_DRIFT)
+    return rate < expected * (1 - allowed)
+
+
+def first_epoch_rates(
+    steady: float,
+    epoch_steps: int | None,
+    startup_s: float | None,
+    remembered_startup_s: float | None,
+) -> tuple[float, float] | None:
+    """The first epoch's rate (epoch_time.epoch_rate) with this run's pool start-up, then with
+    the remembered one, both over this run's steady steps: only the start-up differs.
+
+    Where the pool's batches in flight fill the epoch (many workers, a deep prefetch, a short
+    epoch), the epoch's steady steps hand out batches fetched during the start-up and read the
+    loop's own step, however slow the items have become; the start-up, the first batch's fetch,
+    shows it. The start-up stands for the epoch's data side, not the epoch measured whole: the
+    run's first training steps (cudnn's autotuning, lazy initialisation) are no loader's cost.
+    Judged at DRIFT_FLOOR, not EARLY_DRIFT: the two rates share their steady part, and one
+    configuration's start-ups scatter less from run to run than a few steps' rate
+    (results/bench/repeated-runs/notes.md). None where the epoch's length or either start-up is
+    unknown."""
+    if not epoch_steps or startup_s is None or remembered_startup_s is None:
+        return None
+    return (
+        epoch_rate(steady, epoch_steps, startup_s),
+        epoch_rate(steady, epoch_steps, remembered_startup_s),
+    )

@@ -68,6 +68,11 @@ class Reuse:
     early_s: float = 0.0
     early_wait_s: float = 0.0
     early_read: bool = False
+    # This run's first pool start-up and the remembered best's (iter() to its first batch): a
+    # slower fetch hidden from the first epoch's steps by the batches in flight shows in it.
+    startup_s: float | None = None
+    remembered_startup_s: float | None = None
+    slow_start: bool = False  # the drift was read from the start-up (drift.first_epoch_rates)
     # The remembered exploring was unfinished but had lost all its bound allows: none in this run.
     bound_spent: bool = False
 

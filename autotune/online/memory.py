@@ -226,6 +226,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         remembered_steady=best.steady_steps / best.steady_s
         if remembered and best.steady_s > 0
         else None,
+        remembered_startup_s=best.startup_s if remembered else None,
     )
     _fresh_check(best)
     if not entry.exploring_finished:
@@ -264,10 +265,19 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
     if r.check is Check.DRIFTED:
         assert r.rate is not None and against is not None and r.band is not None
         drift = 100 * (r.rate / against - 1)
+        seen = f"it ran at {rate} samples/s in its first {r.check_steps} steps"
+        if r.slow_start and r.startup_s is not None and r.remembered_startup_s is not None:
+            seen = (
+                f"in its first {r.check_steps} steps its workers took {r.startup_s:.2f} s to"
+                f" their first batch, against"
+                f" {r.remembered_startup_s:.2f} s remembered: its first epoch at {rate}"
+                f" samples/s, against {old}"
+            )
+        kept = r.remembered_rate if r.slow_start else against
+        kept_text = "n/a" if kept is None else f"{kept * batch_size:.1f}"
         return (
-            f"{where} ({origin} at {old} samples/s), but it ran at {rate} samples/s in its"
-            f" first {r.check_steps} steps ({drift:+.0f}%, beyond the {100 * r.band:.0f}% the"
-            f" noise and drift allow): exploring started again"
+            f"{where} ({origin} at {kept_text} samples/s), but {seen} ({drift:+.0f}%, beyond the"
+            f" {100 * r.band:.0f}% the noise and drift allow): exploring started again"
         )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
     checked = (

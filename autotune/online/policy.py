@@ -271,6 +271,8 @@ class HillClimb:
         (decision/drift.py)."""
         r, s = self.reuse, self.settings
         assert r is not None
+        if step.startup_s is not None and step.segment_step == 0 and r.startup_s is None:
+            r.startup_s = step.startup_s  # the run's first pool start-up, the remembered best's
         if (
             r.early_read
             or not r.remembered_steady
@@ -286,10 +288,14 @@ class HillClimb:
             return False
         r.early_read = True
         rate = r.early_steps / r.early_s
-        if not drift.slowed_early(rate, r.remembered_steady):
+        first = drift.first_epoch_rates(rate, s.epoch_steps, r.startup_s, r.remembered_startup_s)
+        if drift.slowed_early(rate, r.remembered_steady):
+            r.rate, r.against, r.band = rate, r.remembered_steady, drift.EARLY_DRIFT
+        elif first is not None and drift.slowed_early(*first, drift.DRIFT_FLOOR):
+            (r.rate, r.against), r.band, r.slow_start = first, drift.DRIFT_FLOOR, True
+        else:
             return False
-        r.rate, r.band = rate, drift.EARLY_DRIFT
-        r.against, r.check = r.remembered_steady, Check.DRIFTED
+        r.check = Check.DRIFTED
         return True
 
     def _restart(self, m: Measurement) -> LoaderConfig | None:
@@ -298,11 +304,15 @@ class HillClimb:
         restart and its slow steps); where none has closed yet, on its first steps as one."""
         r = self.reuse
         if not m.counted and r is not None and r.early_steps:
-            m.rates, m.spans, m.at = [r.early_steps / r.early_s], [r.early_s], []
+            # The early read's rate: its steps', or the first epoch's with this run's start-up
+            rate = r.rate if r.slow_start and r.rate else r.early_steps / r.early_s
+            m.rates, m.spans, m.at = [rate], [r.early_steps / rate], []
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
             fresh = m.pieces
             m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
+        if r is not None and r.startup_s is not None:
+            m.startup_s = r.startup_s  # this run's: the remembered one no longer holds
         m.fresh_from = 0
         self.start = m.config
         self.prior_steps, self.prior_cost_s = 0, 0.0  # a new exploration: its horizon from here
