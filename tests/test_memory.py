@@ -267,7 +267,10 @@ def test_on_short_epochs_a_gross_drift_is_read_within_the_first_epoch(tmp_path):
     assert restore(slower, entry)
     Loop(fetch_s=0.25, convoy=0.15).run(slower, epoch=16)
     assert slower.reuse.check is Check.DRIFTED and slower.reuse.check_steps <= 16
-    assert "exploring started again" in note(slower.reuse, 32)
+    text = note(slower.reuse, 32)
+    # the remembered rate as remembered; the early read against the best's own steady steps
+    assert f"(remembered at {slower.reuse.remembered_rate * 32:.1f} samples/s" in text
+    assert text.endswith("exploring started again") and "the remembered best's steady steps" in text
     # cut short after the restart: the next run starts from what this one measured
     slower_loop = Loop(fetch_s=0.25, convoy=0.15)
     cut = HillClimb(LoaderConfig(), TUNED, _settings(**short))

@@ -254,9 +254,9 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
         return None
     r = reuse
     where = f"run {r.run} of this workload here: started at {r.label}"
-    origin = "autotune tune's recipe, remembered" if r.source == Source.TUNE else "remembered"
-    if not r.finished:
-        origin += f", {r.measured} configurations measured, exploring unfinished"
+    base = "autotune tune's recipe, remembered" if r.source == Source.TUNE else "remembered"
+    extra = "" if r.finished else f", {r.measured} configurations measured, exploring unfinished"
+    origin = base + extra
     rate = "n/a" if r.rate is None else f"{r.rate * batch_size:.1f}"
     against = r.against or r.remembered_rate
     old = "n/a" if against is None else f"{against * batch_size:.1f}"
@@ -269,14 +269,14 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
         if r.slow_start and r.startup_s is not None and r.remembered_startup_s is not None:
             seen = (
                 f"in its first {r.check_steps} steps its workers took {r.startup_s:.2f} s to"
-                f" their first batch, against"
-                f" {r.remembered_startup_s:.2f} s remembered: its first epoch at {rate}"
-                f" samples/s, against {old}"
+                f" their first batch, against {r.remembered_startup_s:.2f} s remembered: its"
+                f" first epoch at {rate} samples/s, against {old}"
             )
-        kept = r.remembered_rate if r.slow_start else against
-        kept_text = "n/a" if kept is None else f"{kept * batch_size:.1f}"
+        elif against != r.remembered_rate:  # the early read: steady steps against steady steps
+            seen += f", against {old} over the remembered best's steady steps"
+        kept = "n/a" if r.remembered_rate is None else f"{r.remembered_rate * batch_size:.1f}"
         return (
-            f"{where} ({origin} at {kept_text} samples/s), but {seen} ({drift:+.0f}%, beyond the"
+            f"{where} ({base} at {kept} samples/s{extra}), but {seen} ({drift:+.0f}%, beyond the"
             f" {100 * r.band:.0f}% the noise and drift allow): exploring started again"
         )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
