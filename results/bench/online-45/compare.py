@@ -1,0 +1,53 @@
+"""The side-by-side table of notes.md: python compare.py FOLDER WORKLOAD,WORKLOAD,... reads
+FOLDER/{before,after}-WORKLOAD/online.json (run.sh's output) and prints one row a workload."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HEADER = (
+    "| workload | ideal (c) | (b) chose: before / after | whole run, before → after"
+    " | after tuning, before → after |\n|---|---|---|---:|---:|"
+)
+
+
+def row_of(root: Path, side: str, workload: str) -> dict[str, Any] | None:
+    path = root / f"{side}-{workload}" / "online.json"
+    return json.loads(path.read_text())["rows"][0] if path.exists() else None
+
+
+def rounds(row: dict[str, Any], key: str) -> str:
+    return ", ".join(f"{r[key]:.3f}" for r in row["rounds"])
+
+
+def chosen(row: dict[str, Any]) -> str:
+    return ", ".join(dict.fromkeys(r["chosen"] for r in row["rounds"]))
+
+
+def figure(before: dict[str, Any], after: dict[str, Any], key: str) -> str:
+    return (
+        f"{before[key]:.3f} ({rounds(before, key)}) → **{after[key]:.3f}** ({rounds(after, key)})"
+    )
+
+
+def main() -> None:
+    root, workloads = Path(sys.argv[1]), sys.argv[2].split(",")
+    print(HEADER)
+    for workload in workloads:
+        before, after = row_of(root, "before", workload), row_of(root, "after", workload)
+        if before is None or after is None:
+            continue
+        ideal = (
+            before["ideal"]
+            if before["ideal"] == after["ideal"]
+            else (f"{before['ideal']} / {after['ideal']}")
+        )
+        print(
+            f"| {workload} | {ideal} | {chosen(before)} / {chosen(after)}"
+            f" | {figure(before, after, 'whole')} | {figure(before, after, 'after')} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
