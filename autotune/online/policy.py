@@ -304,9 +304,10 @@ class HillClimb:
         restart and its slow steps); where none has closed yet, on its first steps as one."""
         r = self.reuse
         if not m.counted and r is not None and r.early_steps:
-            # The early read's rate: its steps', or the first epoch's with this run's start-up
-            rate = r.rate if r.slow_start and r.rate else r.early_steps / r.early_s
-            m.rates, m.spans, m.at = [rate], [r.early_steps / rate], []
+            # No window closed: the early read drifted, and its rate (its steps', or the first
+            # epoch's with this run's start-up) is the one window
+            assert r.rate
+            m.rates, m.spans, m.at = [r.rate], [r.early_steps / r.rate], []
             m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
         else:
             fresh = m.pieces
