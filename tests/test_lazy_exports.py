@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +34,17 @@ def test_every_lazy_export_resolves_and_names_no_submodule(name):
 
 def test_there_are_lazy_packages():
     assert {"burst", "search", "workload"} <= set(LAZY)
+
+
+def test_the_online_path_leaves_the_offline_search_and_probes_unimported():
+    """Every process `autotune run` starts imports the online loader as it imports torch, each DDP
+    rank before its first step: the offline search, its probes and burst runner stay unimported
+    (the climb imports the probes' model only where a run starts at num_workers=0)."""
+    code = (
+        "import sys, autotune.online.loader;"
+        " print(sorted(m for m in sys.modules if m.startswith(('optuna', 'autotune.search.tuner',"
+        " 'autotune.probe.loader', 'autotune.probe.ceilings', 'autotune.burst.runner'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -119,6 +119,20 @@ def test_a_finished_run_is_checked_then_kept_without_exploring(tmp_path):
     assert _remembered(tmp_path, second, run="run-2").runs == 2
 
 
+def test_the_report_names_the_remembered_choice_as_it_was_chosen(tmp_path):
+    first = _climb()
+    STARVED.run(first)
+    entry = _remembered(tmp_path, first)
+    # A choice without persistence (an epoch long enough that a restart did not matter), restored
+    # where the epoch's length is not known yet: it starts as chosen, and is named so.
+    chosen = {**entry.chosen, "persistent_workers": False}
+    second = _climb()
+    assert restore(second, entry.model_copy(update={"chosen": chosen}))
+    assert second._persistence(second.current).persistent_workers  # what re-deciding would say
+    assert second.reuse.label == LoaderConfig.from_params(chosen).label()
+    assert "persist" not in second.reuse.label
+
+
 def test_an_unfinished_exploring_goes_on_where_it_stopped(tmp_path):
     whole = _climb()
     STARVED.run(whole)

@@ -283,9 +283,16 @@ def test_sigterm_reaches_the_script_which_ends_with_its_code(tmp_path):
 
 def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_path):
     """The whole CLI imports torch and optuna (seconds); `autotune run` imports neither in its own
-    process, where the time would be paid before the user's script started."""
+    process, where the time would be paid before the user's script started, nor rich, which it
+    needs only for the reports it prints once the script has ended."""
     code = textwrap.dedent(f"""
-        import sys
+        import subprocess, sys
+        class Spy(subprocess.Popen):
+            def __init__(self, *args, **kwargs):
+                heavy = ("rich", "torch", "optuna")
+                print("AT START", sorted(m for m in heavy if m in sys.modules))
+                super().__init__(*args, **kwargs)
+        subprocess.Popen = Spy
         sys.argv = ["autotune", "run", "--results-dir", {str(tmp_path)!r}, "--epochs", "3", "--",
                     sys.executable, "-c", "print('SCRIPT-RAN')"]
         from autotune.cli.entry import main
@@ -297,7 +304,7 @@ def test_autotune_run_starts_the_script_before_importing_torch_or_optuna(tmp_pat
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "SCRIPT-RAN" in done.stdout and "EXIT 0" in done.stdout, done.stdout + done.stderr
-    assert "HEAVY []" in done.stdout
+    assert "AT START []" in done.stdout and "HEAVY []" in done.stdout
 
 
 @pytest.mark.parametrize("to_group", [False, True], ids=["to-autotune-run", "to-the-group"])

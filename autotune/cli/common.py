@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 
 from autotune.errors import AutotuneError, OptionsError
 
-console = Console()
-err_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+_CONSOLES = {"console": False, "err_console": True}  # name -> on stderr
+_made: dict[str, Console] = {}
+
+
+def __getattr__(name: str) -> Console:
+    """`console` and `err_console`, rich's, made at their first use: `autotune run` starts the
+    user's script before it imports rich, which it needs only for what it prints at the end."""
+    if name not in _CONSOLES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _made:
+        from rich.console import Console
+
+        _made[name] = Console(stderr=_CONSOLES[name])
+    return _made[name]
+
 
 BAD_INPUT = 2
 
@@ -34,13 +48,12 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except AutotuneError as exc:
             if kwargs.get("debug"):
                 raise
-            err_console.print(
-                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-            )
+            from rich.markup import escape
+
+            err = __getattr__("err_console")
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             if exc.detail:
-                err_console.print(
-                    exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True
-                )
+                err.print(exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(BAD_INPUT) from None
 
     return wrapper
@@ -59,6 +72,7 @@ def option_error(exc: ValidationError, flags: Mapping[str, str] | None = None) -
 
 
 def print_diagnosis(bottleneck: str, reason: str, recommendations: list[str]) -> None:
+    console = __getattr__("console")
     console.print(f"bottleneck: [bold]{bottleneck}[/]: {reason}", highlight=False)
     for text in recommendations:
         console.print(f"  - {text}", highlight=False)

@@ -25,7 +25,8 @@ from typing import Callable, Iterator
 import typer
 
 import autotune.online.boot as boot
-from autotune.cli.common import DEBUG_OPTION, console, one_line_errors
+from autotune.cli import common
+from autotune.cli.common import DEBUG_OPTION, one_line_errors
 from autotune.errors import OptionsError
 from autotune.online.options import ENV_VAR, Notices, OnlineOptions, resolve
 from autotune.run_paths import ONLINE_PREFIX, RUNS, check_writable, run_dirs
@@ -145,6 +146,7 @@ def run(
         except FileNotFoundError:
             raise OptionsError(f"autotune run: command not found: {command[0]}") from None
         started(child)
+        console = common.console  # rich is imported while the script starts, not after it ends
         code = child.wait()
     folders = new_run_folders(results, before)
     for folder in folders:

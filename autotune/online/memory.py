@@ -216,7 +216,9 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     remembered = best.mean if best.n and entry.source is Source.ONLINE else None
     reuse = Reuse(
         run=entry.runs + 1,
-        label=climb._persistence(best.config).label() if best.n else chosen.label(),
+        # The remembered choice, as this run starts it (persistence too: re-deciding it here,
+        # before the epoch's length is known, would name a setting no run chose).
+        label=chosen.label(),
         finished=entry.exploring_finished,
         measured=sum(1 for m in measured.values() if m.n),
         remembered_rate=remembered,

@@ -74,7 +74,6 @@ from autotune.online.climb_types import (
 )
 from autotune.online.measurement import NOT_RUN, Measurement
 from autotune.online.meter import Ledger, Step
-from autotune.online.predict import needed_workers
 from autotune.online.remaining import Remaining
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
@@ -517,6 +516,11 @@ class HillClimb:
     def _needed(self) -> int | None:
         """The prediction, capped by the cores alone (the range's top and limit apply where it is
         tried): past the top, the range is asked to grow."""
+        # Imported here: the offline probes' model behind it is needed only where a run starts
+        # at num_workers=0, never in a run that starts from its memory (each rank imports the
+        # online path before its first step).
+        from autotune.online.predict import needed_workers
+
         return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus, UNCAPPED)
 
     def _rung(self, workers: int, direction: int) -> int | None:

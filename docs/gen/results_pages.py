@@ -62,6 +62,7 @@ OVERHEAD = "results/bench/overhead.json"
 TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
 TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
+TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 # The GPU sessions of 2026-11-26: the recorded figure against plain loops, on the final code.
@@ -239,6 +240,18 @@ def online_page() -> str:
             "",
             "```",
             (ROOT / TORCHRUN_TWICE).read_text().rstrip(),
+            "```",
+            "",
+        ]
+    if (ROOT / TORCHRUN_COST).exists():
+        lines += [
+            "Where that job's second run loses (`benchmarks/torchrun_cost.py`): plain torchrun"
+            " at the second runs' usual choice (P) and at the usual best fixed configuration"
+            " (Q), `autotune run` with every knob fixed (F: its own cost, nothing tuned), and"
+            " second runs (R), alternated:",
+            "",
+            "```",
+            (ROOT / TORCHRUN_COST).read_text().rstrip(),
             "```",
             "",
         ]
