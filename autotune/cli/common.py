@@ -14,19 +14,22 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 _CONSOLES = {"console": False, "err_console": True}  # name -> on stderr
-_made: dict[str, Console] = {}
+
+
+@functools.cache
+def _console(stderr: bool) -> Console:
+    """rich's console, made at its first use: `autotune run` starts the user's script before it
+    imports rich, which it needs only for what it prints at the end."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
 
 
 def __getattr__(name: str) -> Console:
-    """`console` and `err_console`, rich's, made at their first use: `autotune run` starts the
-    user's script before it imports rich, which it needs only for what it prints at the end."""
+    """`console` and `err_console` (`_console`)."""
     if name not in _CONSOLES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _made:
-        from rich.console import Console
-
-        _made[name] = Console(stderr=_CONSOLES[name])
-    return _made[name]
+    return _console(_CONSOLES[name])
 
 
 BAD_INPUT = 2
@@ -50,7 +53,7 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             from rich.markup import escape
 
-            err = __getattr__("err_console")
+            err = _console(stderr=True)
             err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             if exc.detail:
                 err.print(exc.detail.rstrip(), markup=False, highlight=False, soft_wrap=True)
@@ -72,7 +75,7 @@ def option_error(exc: ValidationError, flags: Mapping[str, str] | None = None) -
 
 
 def print_diagnosis(bottleneck: str, reason: str, recommendations: list[str]) -> None:
-    console = __getattr__("console")
+    console = _console(stderr=False)
     console.print(f"bottleneck: [bold]{bottleneck}[/]: {reason}", highlight=False)
     for text in recommendations:
         console.print(f"  - {text}", highlight=False)
