@@ -4,11 +4,15 @@ variants alternated, the order reversed every other round:
 
 - P: plain torchrun, fixed `w4 pf8` (the second runs' usual choice, no persistent workers);
 - Q: plain torchrun, fixed `w4 pf4 persist` (the usual best fixed configuration);
+- K: plain torchrun with autotune's boot folder on PYTHONPATH and the options `autotune run`
+  would pass (every knob fixed at P's, no memory): the ranks' share of autotune's cost, without
+  `autotune run`'s own process;
 - F: `autotune run` with every knob fixed at P's (`--fix` each, no memory): autotune's own cost,
   with nothing tuned;
 - R: `autotune run`, a second run, each from a copy of the memory one first run left.
 
-Q / P is what the choice costs, P / F what autotune's process costs, Q / R the issue's figure.
+Q / P is what the choice costs, P / F what autotune's process costs (P / K the ranks' part of
+it), Q / R the issue's figure.
 Run from the repository root: python benchmarks/torchrun_cost.py [ROUNDS]"""
 
 import datetime
@@ -21,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from autotune.cli.run_cmd import child_environment
 from autotune.made_by import git_commit
+from autotune.online.options import OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
@@ -30,6 +36,7 @@ from benchmarks.torchrun_twice import OUT, ROOT, _torchrun  # noqa: E402
 P = "num_workers=4,prefetch_factor=8,persistent_workers=0"
 Q = "num_workers=4,prefetch_factor=4,persistent_workers=1"
 TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
+VARIANTS = "PQKFR"
 
 
 def main() -> None:
@@ -40,7 +47,7 @@ def main() -> None:
         f" {git_commit()}, {os.cpu_count()} CPUs, no GPU; load average at the start"
         f" {os.getloadavg()[0]:.1f}"
     ]
-    times: dict[str, list[float]] = {k: [] for k in "PQFR"}
+    times: dict[str, list[float]] = {k: [] for k in VARIANTS}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         wall, lines = _timed(
@@ -48,7 +55,7 @@ def main() -> None:
         )
         out += [f"run 1: {wall:.2f}s", *(f"  {line}" for line in lines)]
         for r in range(rounds):
-            for k in "PQFR" if r % 2 == 0 else "RFQP":
+            for k in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
                 wall, lines = _timed(*_variant(k, tmp, r))
                 times[k].append(wall)
                 out += [f"round {r + 1} {k}: {wall:.2f}s", *(f"  {line}" for line in lines)]
@@ -58,6 +65,7 @@ def main() -> None:
     out += [
         f"Q / P (the choice): {median['Q'] / median['P']:.3f}",
         f"P / F (autotune's own cost, nothing tuned): {median['P'] / median['F']:.3f}",
+        f"P / K (the ranks' part of it): {median['P'] / median['K']:.3f}",
         f"Q / R (best fixed / run 2; target >= 0.98): {median['Q'] / median['R']:.3f}",
         f"P / R: {median['P'] / median['R']:.3f}",
         f"load average at the end {os.getloadavg()[0]:.1f}",
@@ -69,6 +77,9 @@ def main() -> None:
 def _variant(k: str, tmp: Path, r: int) -> tuple[list[str], dict[str, str] | None]:
     if k in "PQ":
         return _torchrun(), {**os.environ, "DDP_LOADER": P if k == "P" else Q}
+    if k == "K":
+        fixed = OnlineOptions(fixed=TUNED, memory=False, results_dir=tmp / "results")
+        return _torchrun(), {**child_environment(fixed), "DDP_LOADER": P}
     if k == "F":
         command = under_autotune_run("off", str(tmp / "results"), _torchrun())
         at = command.index("--")

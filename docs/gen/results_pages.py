@@ -247,7 +247,9 @@ def online_page() -> str:
         lines += [
             "Where that job's second run loses (`benchmarks/torchrun_cost.py`): plain torchrun"
             " at the second runs' usual choice (P) and at the usual best fixed configuration"
-            " (Q), `autotune run` with every knob fixed (F: its own cost, nothing tuned), and"
+            " (Q), torchrun with autotune's boot and every knob fixed (K: the ranks' part of"
+            " autotune's cost), `autotune run` with every knob fixed (F: its own cost, nothing"
+            " tuned), and"
             " second runs (R), alternated:",
             "",
             "```",
