@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autotune.cli.run_cmd import child_environment
 from autotune.made_by import git_commit
-from autotune.online.options import OnlineOptions
+from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
@@ -35,7 +35,6 @@ from benchmarks.torchrun_twice import OUT, ROOT, _torchrun  # noqa: E402
 
 P = "num_workers=4,prefetch_factor=8,persistent_workers=0"
 Q = "num_workers=4,prefetch_factor=4,persistent_workers=1"
-TUNED = ("num_workers", "prefetch_factor", "persistent_workers", "pin_memory")
 VARIANTS = "PQKFR"
 
 
