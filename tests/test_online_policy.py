@@ -538,18 +538,73 @@ def test_the_worker_range_stops_at_max_workers_and_where_memory_runs_out():
     assert range_fields(tight)["worker_range_stop"] == "11 workers need ~9000 MiB"
 
 
+class FakeRamReading:
+    """A RAM reading on the loop's clock: what was started and waited for, every later
+    configuration holding more."""
+
+    def __init__(self):
+        self.started: list[LoaderConfig] = []
+        self.waited: list[LoaderConfig] = []
+
+    def start(self, config: LoaderConfig) -> bool:
+        self.started.append(config)
+        return True
+
+    def wait(self, timeout_s: float) -> None:
+        self.waited.append(self.started[-1])
+
+    def value(self, config: LoaderConfig) -> float | None:
+        if self.waited[-1:] != [config]:
+            return None
+        return 1000.0 + 100.0 * len(self.started)
+
+
 def test_each_configuration_reads_its_ram_once_for_the_cost_order():
-    reads = []
-
-    def ram(config) -> float:
-        reads.append(1)
-        return 1000.0 + 100.0 * len(reads)  # every later configuration holds more
-
+    ram = FakeRamReading()
     climb = HillClimb(LoaderConfig(), TUNED, _settings(), ram=ram)
     Loop(fetch_s=0.04, cpu_share=0.05, step_s=0.02).run(climb)
     measured = [m for m in climb.measured.values() if m.n]
     assert measured and all(m.ram_mib is not None for m in measured)
-    assert len(reads) == len(measured)  # once each, not every window
+    assert len(ram.started) == len(set(ram.started)) == len(measured)  # once each
+    assert ram.waited == ram.started
+
+
+def _first_steady(climb: HillClimb, ram: FakeRamReading, steps: int) -> tuple[int | None, int]:
+    """The first step a window counts, and the step after which the reading was waited for."""
+    from autotune.online.meter import Step
+
+    first = waited_at = None
+    for i in range(steps):
+        m = climb.measured[climb.current]
+        before = m.steady_steps
+        climb.observe(Step(i, None if i == 0 else 0.01, 0.0, i, 0.05 if i == 0 else None))
+        if waited_at is None and ram.waited:
+            waited_at = i
+            assert m.ram_mib is not None  # in hand before any window
+        if first is None and m.steady_steps > before:
+            first = i
+    return first, waited_at
+
+
+def test_no_window_counts_a_step_taken_while_the_ram_is_read():
+    """The reading starts with the configuration's pool and is waited for two steps before its
+    first steady one: the wait lies in the next step's time, which is still warm-up."""
+    ram = FakeRamReading()
+    settings = _settings(warmup_steps=0)
+    climb = HillClimb(LoaderConfig(num_workers=2, prefetch_factor=2), TUNED, settings, ram=ram)
+    warm_up = settings.segment_warm_up(climb.current)  # the start-up step and 4 in flight: 5
+    first, waited_at = _first_steady(climb, ram, warm_up + 3)
+    assert ram.started == [climb.start]  # started at the pool's first step
+    assert (first, waited_at) == (warm_up, warm_up - 2)  # no step more than without a reading
+
+
+def test_where_no_step_is_left_before_the_first_window_the_reading_adds_one():
+    """A short run's start at num_workers=0: one warm-up step (1% of 160) and one of the segment.
+    The reading is waited for at once, and the window begins a step later than it would."""
+    ram = FakeRamReading()
+    climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16, total_steps=160), ram=ram)
+    assert climb.settings.warmup == 1 and climb.settings.segment_warm_up(climb.current) == 1
+    assert _first_steady(climb, ram, 4) == (2, 0)
 
 
 def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():

@@ -81,23 +81,24 @@ def test_the_cost_orders_ram_is_read_off_the_loop_and_kept_for_its_own_configura
 
     a, b = LoaderConfig(num_workers=2), LoaderConfig(num_workers=4)
     reading = RamReading(slow_read)
-    assert reading(a) is None  # started on a thread; the window's end does not wait for it
-    assert reading(a) is None  # still reading
+    reading.start(a)  # on a thread: the loop does not wait for it
+    assert reading.busy and reading.value(a) is None
+    reading.start(a)  # one reading at a time
     release.set()
-    reading._thread.join(10)
-    assert reading(a) == 700.0
-    assert reading(b) is None  # a new reading, for b
-    reading._thread.join(10)
-    assert reading(a) is None  # b's reading is not a's: dropped, and a's taken anew
-    reading._thread.join(10)
+    reading.wait(10)
+    assert not reading.busy and reading.value(a) == 700.0
+    assert reading.value(b) is None  # a's reading is not b's
+    reading.start(b)
+    reading.wait(10)
+    assert reading.value(b) == 900.0 and reading.value(a) is None  # a's dropped for b's
 
     def broken() -> float:
         raise OSError("no /proc here")
 
     failing = RamReading(broken)
-    assert failing(a) is None
-    failing._thread.join(10)
-    assert failing(a) is None  # no figure, and no error into the loop
+    failing.start(a)
+    failing.wait(10)
+    assert failing.value(a) is None  # no figure, and no error into the loop
 
 
 def test_the_check_reads_one_worker_the_largest(monkeypatch):

@@ -4,6 +4,7 @@ it stops, and the configuration helpers the loader and the plan share."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from autotune.decision.worker_range import Fits, WorkerRange, any_fits
 from autotune.space.config import LoaderConfig
@@ -20,6 +21,30 @@ START_WINDOWS = 1
 # there and often the slowest configuration: on deep-storage its 8-step window of 240 ms steps
 # cost 1.7 s against the best (online-confirm/trace.py, on the policy before).
 SYNC_WINDOW_STEPS = 3
+
+
+class RamReader(Protocol):
+    """The cost order's RAM of the configuration running (pool_memory.RamReading): a reading
+    started (False: none is taken), waited for (at most `timeout_s`), and its value once done."""
+
+    def start(self, config: LoaderConfig) -> bool: ...
+
+    def wait(self, timeout_s: float) -> None: ...
+
+    def value(self, config: LoaderConfig) -> float | None: ...
+
+
+class NoRamReading:
+    """No RAM read: the cost order goes without it."""
+
+    def start(self, config: LoaderConfig) -> bool:
+        return False
+
+    def wait(self, timeout_s: float) -> None:
+        pass
+
+    def value(self, config: LoaderConfig) -> float | None:
+        return None
 
 
 class StopReason(StrEnum):

@@ -66,6 +66,8 @@ from autotune.online.climb_types import (
     WORKER_LADDER,
     Check,
     ClimbSettings,
+    NoRamReading,
+    RamReader,
     Request,
     Reuse,
     StopReason,
@@ -77,6 +79,10 @@ from autotune.online.meter import Ledger, Step
 from autotune.online.remaining import Remaining
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
+
+# The most the loop waits, once a configuration's warm-up is over, for the RAM reading started
+# with its pool; a reading still running then goes on beside the windows.
+RAM_WAIT_S = 1.0
 
 
 class Policy(Protocol):
@@ -111,13 +117,15 @@ class HillClimb:
         tuned: tuple[str, ...],
         settings: ClimbSettings,
         fits: Fits = any_fits,
-        ram: Callable[[LoaderConfig], float | None] = lambda config: None,
+        ram: RamReader | None = None,
         room: Callable[[LoaderConfig], str | None] = lambda config: None,
     ):
         self.settings = settings
-        # The RAM a configuration holds (cost order): asked at its window ends while it runs,
-        # until it answers (pool_memory.RamReading reads on a thread).
-        self._ram = ram
+        # The RAM a configuration holds (cost order), read on a thread where its pool starts
+        # (pool_memory.RamReading) and collected at its window ends.
+        self._ram = ram or NoRamReading()
+        self._reading = False  # the running segment reads its configuration's RAM
+        self._ram_read: set[LoaderConfig] = set()  # the configurations whose RAM was read
         self.room = room  # why a candidate would not fit in memory now, checked before it starts
         self._fits = fits
         self.range = settings.worker_range(start, fits)
@@ -170,21 +178,32 @@ class HillClimb:
         if self._primed:
             self.bounded.add(step, exploring=True)
         s = self.settings
+        warm_up = s.segment_warm_up(self.current)
+        if step.segment_step == 0:  # a pool starts: its RAM is read once, with its first pool
+            read = m.ram_mib is None and m.config not in self._ram_read
+            self._reading = read and self._ram.start(m.config)
+            self._ram_read.add(m.config)
+        if self._reading:
+            # The reading's page-table walk takes a core and the process's memory map: it is
+            # waited for before the windows begin. The wait lies in the next step's time, so it
+            # comes two steps before the first steady one, or one step later where there is no
+            # room for that (a short run's start).
+            first = max(warm_up, s.warmup - (step.index - step.segment_step))
+            if step.segment_step == max(0, first - 2):
+                self._ram.wait(RAM_WAIT_S)
+                m.ram_mib = self._ram.value(m.config)
+            warm_up = max(first, 2)
         if s.windowed_by_epoch(self.current):  # its window closes at the epoch's end
             if self._since_epoch_start:
                 m.add_to_epoch(step)
             return None
-        steady = (
-            step.step_s is not None
-            and step.index >= s.warmup
-            and step.segment_step >= s.segment_warm_up(self.current)
-        )
+        steady = step.step_s is not None and step.index >= s.warmup and step.segment_step >= warm_up
         window_done = steady and m.add(step, *s.window(self.current), s.window_s)
         return self._window_closed(m) if window_done else None
 
     def _window_closed(self, m: Measurement) -> LoaderConfig | None:
         if m.ram_mib is None:
-            m.ram_mib = self._ram(m.config)
+            m.ram_mib = self._ram.value(m.config)
         if self.checking:
             return self._checked(m)
         verdict = self._judge(m)

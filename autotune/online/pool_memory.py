@@ -4,7 +4,10 @@ configuration holds, for the cost order (decision/cost.py).
 A process's PSS costs the kernel a walk of its page tables, milliseconds per torch worker: read
 for a whole pool inside a step, it would slow that step visibly. So the check reads one worker,
 the largest, and the cost order's reading of the whole pool runs on a thread of its own, off the
-loop."""
+loop. The walk still takes a core and the process's memory map for its duration: read inside a
+window, it made that window read low (results/bench/repeated-runs/notes.md). So the climb starts
+it with the configuration's pool and waits for it before its windows begin (policy.py,
+HillClimb.observe)."""
 
 from __future__ import annotations
 
@@ -37,10 +40,9 @@ def pool_pss_mib() -> float | None:
 
 
 class RamReading:
-    """The cost order's RAM of the configuration running, read on a thread: called with the
-    configuration at a window's end, it starts a reading and answers None until one taken while
-    that configuration ran is done. A reading of a configuration that has since been switched
-    away from is dropped."""
+    """The cost order's RAM of a configuration, read on a thread (climb_types.RamReader): started
+    where the configuration's pool has just started, its value kept for that configuration. A
+    reading of a configuration that has since been switched away from is dropped."""
 
     def __init__(self, read: Callable[[], float | None] = pool_pss_mib):
         self._read = read
@@ -49,17 +51,30 @@ class RamReading:
         self._thread: threading.Thread | None = None
         self._value: float | None = None
 
-    def __call__(self, config: LoaderConfig) -> float | None:
+    @property
+    def busy(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def wait(self, timeout_s: float) -> None:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
+
+    def start(self, config: LoaderConfig) -> bool:
+        """A reading of `config` on a thread; False where one still runs (for another)."""
         with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return None
-            if self._thread is not None and self._of == config:
-                self._thread = None
-                return self._value
+            if self.busy:
+                return False
             self._of, self._value = config, None
             self._thread = threading.Thread(target=self._take, name="autotune-ram", daemon=True)
             self._thread.start()
-            return None
+            return True
+
+    def value(self, config: LoaderConfig) -> float | None:
+        """The reading of `config`, once done; None before, or where it could not be read."""
+        with self._lock:
+            return None if self.busy or self._of != config else self._value
 
     def _take(self) -> None:
         try:

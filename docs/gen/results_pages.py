@@ -63,6 +63,7 @@ TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
 TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
+RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 # The GPU sessions of 2026-11-26: the recorded figure against plain loops, on the final code.
@@ -254,6 +255,18 @@ def online_page() -> str:
             "",
             "```",
             (ROOT / TORCHRUN_COST).read_text().rstrip(),
+            "```",
+            "",
+        ]
+    if (ROOT / RAM_WINDOW).exists():
+        lines += [
+            "Whether the RAM reading of a configuration's pool (for the cost order) lowers the"
+            " window it runs beside (`benchmarks/ram_window.py`): the same job's first runs on"
+            " the current code and an older one, alternated; each configuration's second window"
+            " over its others:",
+            "",
+            "```",
+            (ROOT / RAM_WINDOW).read_text().rstrip(),
             "```",
             "",
         ]
