@@ -527,3 +527,55 @@ def test_a_recipe_of_autotune_tune_is_found_by_the_training_of_its_workload(tmp_
     assert LoaderConfig.from_params(memory.entry.chosen) == chosen
     other = torch.utils.data.DataLoader(dataset, batch_size=16, shuffle=True)
     assert Memory.open(tmp_path, describe(other, "x"), False, 1, "r").entry is None
+
+
+def _picked_among(rate: float, ties: int) -> Entry:
+    """A finished exploring whose best (w5 pf8, STARVED's) was picked at `rate` batches/s over
+    2 noisy windows and never measured again; `ties` rivals at its rate, and the start far
+    slower."""
+    best = LoaderConfig(num_workers=5, prefetch_factor=8, persistent_workers=True)
+    rivals = [
+        LoaderConfig(num_workers=w, prefetch_factor=8, persistent_workers=True) for w in (4, 6, 3)
+    ][:ties]
+    windows = [Windows(config=best.as_dict(), rates=[rate * 1.08, rate * 0.92], spans=[1, 1])]
+    windows += [
+        Windows(config=c.as_dict(), rates=[rate * 1.04, rate * 0.94], spans=[1, 1]) for c in rivals
+    ]
+    windows.append(Windows(config=LoaderConfig().as_dict(), rates=[rate / 4], spans=[1]))
+    return Entry(
+        key=entry_key(WORKLOAD, False, 1),
+        runs=1,
+        start=LoaderConfig().as_dict(),
+        chosen=best.as_dict(),
+        exploring_finished=True,
+        measured=windows,
+    )
+
+
+def test_a_best_picked_among_ties_is_checked_against_its_rate_less_the_pick(tmp_path):
+    """Its remembered rate reads high by the pick (the winner's curse): a check 26% below it
+    holds where two rivals tied with it, and is a drift where none did. Once held, the next run
+    reads its windows at the checked level, with no bias left."""
+    first = _climb()
+    STARVED.run(first)
+    true = first.best.mean
+    assert first.best.config == LoaderConfig(
+        num_workers=5, prefetch_factor=8, persistent_workers=True
+    )
+    remembered = true / (1 - DRIFT_FLOOR - 0.01)
+    tied = _climb()
+    assert restore(tied, _picked_among(remembered, ties=2))
+    assert tied.reuse.selection_bias > 0.02
+    STARVED.run(tied)
+    r = tied.reuse
+    assert r.check is Check.HELD and r.rate / r.remembered_rate < 1 - DRIFT_FLOOR
+    assert r.against == pytest.approx(r.remembered_rate * (1 - r.selection_bias))
+    assert "its pick among ties reads high" in note(r, 32)
+    alone = _climb()
+    assert restore(alone, _picked_among(remembered, ties=0))
+    assert alone.reuse.selection_bias == 0.0
+    STARVED.run(alone)
+    assert alone.reuse.check is Check.DRIFTED
+    again = _climb()
+    assert restore(again, _remembered(tmp_path, tied))
+    assert again.reuse.selection_bias == 0.0  # checked: at the check's level now

@@ -6,9 +6,15 @@ by more than one run's windows scatter: each run of a job settles at a level of 
 processes' placement, the page cache, what else the machine runs). The band is therefore the
 wider of the windows' noise (Z standard errors of the difference, rate.tolerance) and
 DRIFT_FLOOR, the spread of whole runs of one configuration measured on the project's machines;
-only a change beyond both starts exploring again."""
+only a change beyond both starts exploring again. A remembered best that was never measured
+again after it was picked from rivals it tied with reads high by that pick (the winner's curse):
+the check compares with its rate less that bias (`selection_bias`)."""
 
 from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Sequence
 
 from autotune.decision.epoch_time import epoch_rate
 from autotune.decision.rate import tolerance
@@ -30,6 +36,28 @@ def band(noise_cv: float | None, remembered_n: int, check_n: int) -> float:
     """The largest relative difference between the check's rate and the remembered one that is
     still the same workload on the same machine."""
     return max(DRIFT_FLOOR, tolerance(noise_cv, remembered_n, check_n))
+
+
+def selection_bias(
+    noise_cv: float | None, best_mean: float, best_n: int, rivals: Sequence[tuple[float, int]]
+) -> float:
+    """The share by which a best picked as the fastest of configurations that tie with it
+    reads high: with k of them (itself included) of equal true rate, each mean's noise
+    noise_cv / sqrt(n), the fastest reads high by the expected maximum of k standard normals
+    (Blom's approximation, Phi^-1((k - 0.375) / (k + 0.25))) times its own mean's noise.
+    `rivals` are the others' (mean, windows); a rival ties where the two means are within the
+    tie band (rate.tolerance). Rivals truly slower make the pick's bias smaller than this, so it
+    bounds it. 0 where nothing tied or the noise is unknown."""
+    if noise_cv is None or best_n < 1 or best_mean <= 0:
+        return 0.0
+    k = 1 + sum(
+        1
+        for mean, n in rivals
+        if mean > 0 and abs(math.log(mean / best_mean)) <= tolerance(noise_cv, best_n, n)
+    )
+    if k < 2:
+        return 0.0
+    return noise_cv / math.sqrt(best_n) * NormalDist().inv_cdf((k - 0.375) / (k + 0.25))
 
 
 def drifted(rate: float, remembered: float, allowed: float) -> bool:

@@ -36,6 +36,9 @@ class Windows(BaseModel):
     steady_work_cpu_s: float = 0.0
     failed: str | None = None
     ram_mib: float | None = None
+    # A later run's check held it: its windows are at that run's level, no pick's (winner's
+    # curse) bias left in them (decision/drift.py, selection_bias).
+    checked: bool = False
 
 
 class Entry(BaseModel):

@@ -79,6 +79,9 @@ class Reuse:
     remembered_n: int  # its windows
     noise_cv: float | None  # the remembered windows' noise (one window's relative std)
     source: str = "online"
+    # How high the remembered rate reads for the pick that chose it, where it was never measured
+    # after it (decision/drift.py, selection_bias): the check compares with the rate less it.
+    selection_bias: float = 0.0
     # batches/s over the remembered best's steady steps (an epoch's first step left out): what
     # the check's first steps compare with (decision/drift.py, EARLY_DRIFT)
     remembered_steady: float | None = None

@@ -43,6 +43,7 @@ class Measurement:
     # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
     peer_wait_share: float | None = None
     ram_mib: float | None = None  # the process and its workers' PSS, read once (on a thread)
+    checked: bool = False  # a run's check of the remembered best held it (online/memory.py)
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from autotune.decision import drift
 from autotune.decision.rate import pooled_cv
 from autotune.environment import gpu_name
 from autotune.memory import key as memory_key
@@ -214,6 +215,10 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         return False
     noise = pooled_cv([m.rates for m in measured.values()])
     remembered = best.mean if best.n and entry.source is Source.ONLINE else None
+    # Measured again after it was picked, or checked by a later run (its windows then scaled to
+    # that run's level), it carries no pick's bias.
+    picked = remembered is not None and best.fresh_from == 0 and not best.checked
+    rivals = [(m.mean, m.n) for m in measured.values() if m is not best and m.n and not m.failed]
     reuse = Reuse(
         run=entry.runs + 1,
         # The remembered choice, as this run starts it (persistence too: re-deciding it here,
@@ -225,6 +230,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         remembered_n=best.n,
         noise_cv=noise,
         source=str(entry.source),
+        selection_bias=drift.selection_bias(noise, best.mean, best.n, rivals) if picked else 0.0,
         remembered_steady=best.steady_steps / best.steady_s
         if remembered and best.steady_s > 0
         else None,
@@ -247,6 +253,10 @@ def _fresh_check(m: Measurement) -> None:
     m.remeasure()
     m.steady_steps, m.steady_s, m.steady_wait_s = 0, 0.0, 0.0
     m.steady_wait_cpu_s = m.steady_work_cpu_s = 0.0
+
+
+def _less_bias(r: Reuse) -> str:
+    return f"less the {100 * r.selection_bias:.1f}% its pick among ties reads high"
 
 
 def note(reuse: Reuse | None, batch_size: int) -> str | None:
@@ -274,14 +284,18 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
                 f" their first batch, against {r.remembered_startup_s:.2f} s remembered: its"
                 f" first epoch at {rate} samples/s, against {old}"
             )
-        elif against != r.remembered_rate:  # the early read: steady steps against steady steps
+        elif r.remembered_steady is not None and against == r.remembered_steady:  # early read
             seen += f", against {old} over the remembered best's steady steps"
+        elif r.selection_bias:
+            seen += f", against {old} {_less_bias(r)}"
         kept = "n/a" if r.remembered_rate is None else f"{r.remembered_rate * batch_size:.1f}"
         return (
             f"{where} ({base} at {kept} samples/s{extra}), but {seen} ({drift:+.0f}%, beyond the"
             f" {100 * r.band:.0f}% the noise and drift allow): exploring started again"
         )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
+    if r.selection_bias and r.remembered_rate is not None:
+        old = f"{r.remembered_rate * batch_size:.1f}, {old} {_less_bias(r)}"
     checked = (
         f"measured in {r.check_steps} steps at {rate} samples/s"
         if r.check is Check.UNCHECKED

@@ -251,11 +251,12 @@ class HillClimb:
             r.check = Check.UNCHECKED
         else:
             r.band = drift.band(r.noise_cv, r.remembered_n, m.n)
-            r.against = r.remembered_rate
-            if drift.drifted(m.mean, r.remembered_rate, r.band):
+            r.against = r.remembered_rate * (1 - r.selection_bias)
+            if drift.drifted(m.mean, r.against, r.band):
                 r.check = Check.DRIFTED
                 return self._restart(m)
             r.check = Check.HELD
+            m.checked = True
             self._to_this_run(m, r.rate / r.remembered_rate)
         m.fresh_from = 0  # the remembered windows and the check's: one configuration's
         if r.finished:
