@@ -213,6 +213,10 @@ def test_the_pick_among_ties_reads_high_by_the_expected_maximum_of_their_noise()
     import statistics
 
     from autotune.decision.drift import selection_bias
+    from autotune.decision.verdict import Pieces
+
+    def at(mean: float, n: int) -> Pieces:
+        return Pieces((mean,) * n, (1.0,) * n)
 
     rng = random.Random(7)
     cv, n, k = 0.08, 2, 3
@@ -221,12 +225,12 @@ def test_the_pick_among_ties_reads_high_by_the_expected_maximum_of_their_noise()
         means = [statistics.fmean(rng.gauss(1.0, cv) for _ in range(n)) for _ in range(k)]
         excess.append(max(means) - 1.0)
     simulated = statistics.fmean(excess)
-    rivals = [(1.0, n)] * (k - 1)
-    assert selection_bias(cv, 1.0, n, rivals) == pytest.approx(simulated, rel=0.08)
+    rivals = [at(1.0, n)] * (k - 1)
+    assert selection_bias(cv, at(1.0, n), rivals) == pytest.approx(simulated, rel=0.08)
     # Nothing tied, nothing picked: no bias; a rival far slower is no tie; unknown noise: none.
-    assert selection_bias(cv, 1.0, n, []) == 0.0
-    assert selection_bias(cv, 1.0, n, [(0.3, n)]) == 0.0
-    assert selection_bias(None, 1.0, n, rivals) == 0.0
+    assert selection_bias(cv, at(1.0, n), []) == 0.0
+    assert selection_bias(cv, at(1.0, n), [at(0.3, n)]) == 0.0
+    assert selection_bias(None, at(1.0, n), rivals) == 0.0
     # More ties, more bias; more windows of the best, less.
-    assert selection_bias(cv, 1.0, n, rivals * 3) > selection_bias(cv, 1.0, n, rivals)
-    assert selection_bias(cv, 1.0, 6, rivals) < selection_bias(cv, 1.0, n, rivals)
+    assert selection_bias(cv, at(1.0, n), rivals * 3) > selection_bias(cv, at(1.0, n), rivals)
+    assert selection_bias(cv, at(1.0, 6), rivals) < selection_bias(cv, at(1.0, n), rivals)

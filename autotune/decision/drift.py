@@ -18,6 +18,7 @@ from typing import Sequence
 
 from autotune.decision.epoch_time import epoch_rate
 from autotune.decision.rate import tolerance
+from autotune.decision.verdict import Pieces, compare
 
 # The least drift that starts exploring again, as a share of the remembered rate. On the 2-CPU
 # development machine, runs of the 2-rank torchrun job at one fixed configuration (w4 pf4 persist)
@@ -38,26 +39,23 @@ def band(noise_cv: float | None, remembered_n: int, check_n: int) -> float:
     return max(DRIFT_FLOOR, tolerance(noise_cv, remembered_n, check_n))
 
 
-def selection_bias(
-    noise_cv: float | None, best_mean: float, best_n: int, rivals: Sequence[tuple[float, int]]
-) -> float:
+def selection_bias(noise_cv: float | None, best: Pieces, rivals: Sequence[Pieces]) -> float:
     """The share by which a best picked as the fastest of configurations that tie with it
     reads high: with k of them (itself included) of equal true rate, each mean's noise
     noise_cv / sqrt(n), the fastest reads high by the expected maximum of k standard normals
-    (Blom's approximation, Phi^-1((k - 0.375) / (k + 0.25))) times its own mean's noise.
-    `rivals` are the others' (mean, windows); a rival ties where the two means are within the
-    tie band (rate.tolerance). Rivals truly slower make the pick's bias smaller than this, so it
-    bounds it. 0 where nothing tied or the noise is unknown."""
-    if noise_cv is None or best_n < 1 or best_mean <= 0:
+    (Blom's approximation, Phi^-1((k - 0.375) / (k + 0.25))) times its own mean's noise. A
+    rival ties as the one brain's tie has it (verdict.compare: within its band). Rivals truly
+    slower make the pick's bias smaller than this, so it bounds it. 0 where nothing tied or the
+    noise is unknown."""
+    if noise_cv is None or best.n < 1 or best.mean <= 0:
         return 0.0
-    k = 1 + sum(
-        1
-        for mean, n in rivals
-        if mean > 0 and abs(math.log(mean / best_mean)) <= tolerance(noise_cv, best_n, n)
-    )
+    k = 1
+    for rival in rivals:
+        c = compare(best, rival, noise_cv)
+        k += rival.n > 0 and c.slower_share >= 1 - c.band
     if k < 2:
         return 0.0
-    return noise_cv / math.sqrt(best_n) * NormalDist().inv_cdf((k - 0.375) / (k + 0.25))
+    return noise_cv / math.sqrt(best.n) * NormalDist().inv_cdf((k - 0.375) / (k + 0.25))
 
 
 def drifted(rate: float, remembered: float, allowed: float) -> bool:

@@ -218,7 +218,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     # Measured again after it was picked, or checked by a later run (its windows then scaled to
     # that run's level), it carries no pick's bias.
     picked = remembered is not None and best.fresh_from == 0 and not best.checked
-    rivals = [(m.mean, m.n) for m in measured.values() if m is not best and m.n and not m.failed]
+    rivals = [m.pieces for m in measured.values() if m is not best and m.n and not m.failed]
     reuse = Reuse(
         run=entry.runs + 1,
         # The remembered choice, as this run starts it (persistence too: re-deciding it here,
@@ -230,7 +230,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         remembered_n=best.n,
         noise_cv=noise,
         source=str(entry.source),
-        selection_bias=drift.selection_bias(noise, best.mean, best.n, rivals) if picked else 0.0,
+        selection_bias=drift.selection_bias(noise, best.pieces, rivals) if picked else 0.0,
         remembered_steady=best.steady_steps / best.steady_s
         if remembered and best.steady_s > 0
         else None,
