@@ -151,6 +151,29 @@ def test_pieces_pair_only_when_taken_back_to_back():
     assert len(verdict_module.pairs(sel, other)) == 2
 
 
+def test_a_piece_below_half_its_configuration_s_median_is_a_stall_counted_nowhere():
+    p = verdict_module.Pieces
+    stalled = p((350.0, 82.0, 357.0, 356.0), (0.1, 0.13, 0.1, 0.1), at=(0.0, 2.0, 4.0, 6.0))
+    assert stalled.stalled == (False, True, False, False) and stalled.stalls == 1
+    assert stalled.fresh == (350.0, 357.0, 356.0) and stalled.steady == stalled.fresh
+    assert stalled.fresh_spans == (0.1, 0.1, 0.1) and stalled.fresh_at == (0.0, 4.0, 6.0)
+    assert stalled.mean == pytest.approx(pooled_rate([350.0, 357.0, 356.0], [0.1] * 3))
+    # It widens no noise: the pooled spread is that of the other three.
+    assert verdict_module.noise_cv([stalled]) == pytest.approx(
+        rate_module.pooled_cv([[350.0, 357.0, 356.0]])
+    )
+    # Nor pairs: the stalled piece (at 2.0) leaves its neighbour (at 1.0) to pair with the next.
+    other = p((340.0, 345.0, 341.0), (0.1,) * 3, at=(1.0, 3.0, 5.0))
+    assert len(verdict_module.pairs(stalled, other)) == 3
+    # After a selection, a stall among the fresh pieces is left out too; one before it stays out
+    # as every selecting piece does.
+    selected = p((360.0, 150.0, 350.0, 352.0), (0.1,) * 4, selected_at=1)
+    assert selected.fresh == (350.0, 352.0)
+    # Of two pieces, or where the low one is above half the median, every piece counts.
+    assert p((350.0, 82.0), (0.1, 0.1)).stalled == (False, False)
+    assert p((350.0, 200.0, 357.0), (0.1,) * 3).stalls == 0
+
+
 def test_a_drifting_machine_splits_alternated_configurations_that_means_cannot():
     # The machine drifts by ±15% between rounds; A is 4% faster than B in every round.
     drift = [1.0, 0.85, 1.15, 0.9, 1.1]

@@ -111,6 +111,11 @@ SEQUENCES = {
     ),
     # The same, with the lucky piece counted: clearly better. The curse decides the verdict.
     "the lucky piece counted": (quiet(100.2, 100.6), quiet(140, 140.4), Verdict.BETTER),
+    # One piece at a quarter of the others (a whole-process pause): a stall, counted nowhere; the
+    # dear one's other pieces are 6% above the cheap one's, clearly.
+    "a stall": (quiet(335, 337), quiet(351, 82, 357, 356), Verdict.BETTER),
+    # Of two pieces, which one stalled cannot be told: both count, and nothing is resolved.
+    "a low piece of two": (quiet(335, 337), quiet(351, 82), Verdict.OPEN),
 }
 
 

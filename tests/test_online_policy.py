@@ -11,7 +11,7 @@ import pytest
 
 from autotune.decision.verdict import Verdict
 from autotune.online.climb_types import ClimbSettings, StopReason
-from autotune.online.finish import range_fields
+from autotune.online.finish import range_fields, report
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Step
 from autotune.online.options import TUNED
@@ -667,3 +667,28 @@ def test_a_best_measured_at_no_batches_per_second_is_never_divided_by():
     cand = Measurement(LoaderConfig(num_workers=2), rates=[10.0, 10.0], spans=[0.5, 0.5])
     assert best.mean == 0.0
     assert climb.verdict(best, cand) is Verdict.OPEN
+
+
+def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb():
+    """A 250 ms pause (a collection, a forked worker copying its parent's pages) inside one window
+    of the 1-worker candidate, 7% faster than the start: without the stall rule that window alone
+    makes the candidate slower, and the climb keeps num_workers=0. It is left out of the mean, the
+    noise and the wait share, and the report says so."""
+    climb = HillClimb(LoaderConfig(), ("num_workers",), _settings(window_s=0.1))
+    loop = Loop(fetch_s=0.00014, step_s=0.002, cpu_share=0.3, noise=0.01)
+    steady, steps = loop.timing, {"n": 0}
+
+    def timing(c):
+        step_s, wait_s = steady(c)
+        if c.num_workers == 1:
+            steps["n"] += 1
+            if steps["n"] == 45:  # inside its first window
+                return step_s + 0.25, wait_s + 0.25
+        return step_s, wait_s
+
+    loop.timing = timing
+    loop.run(climb)
+    one = climb.measured[LoaderConfig(num_workers=1, prefetch_factor=2)]
+    assert one.pieces.stalls == 1 and climb.best is one
+    assert one.wait_pct == pytest.approx(10.0, abs=0.5)
+    assert "best (1 window stalled, not counted)" in report(climb, "x", "line", 256, None)

@@ -9,6 +9,15 @@ TOLERANCE_FLOOR = 0.01
 TARGET = 0.02
 Z = 2.0
 
+# A piece (burst or window) below STALL_SHARE of its configuration's median piece, among
+# STALL_PIECES or more, is a stall: a pause of the whole process (a garbage collection, a forked
+# worker's first collection copying its parent's pages, a neighbour's burst) that one piece of a
+# hundred milliseconds caught, not the configuration's rate. A configuration's own scatter is
+# within 10-25% of its median on the noisiest bench workloads, so half is many of its deviations
+# out; of two pieces, which one stalled cannot be told.
+STALL_SHARE = 0.5
+STALL_PIECES = 3
+
 # The recorded figure's promise: within this share of a long plain-loop measurement of the same
 # configuration (`autotune verify`). A figure whose error at the measured noise is wider says so.
 RECORDED_WITHIN = 0.05

@@ -2,7 +2,7 @@
 (search/choose.py, confirm.py), the online climb on windows of the loop's own steps
 (online/policy.py). Each answer is a function here, fed the same typed measurements by both:
 
-- which pieces of a configuration count (`Pieces.fresh`: the winner's curse),
+- which pieces of a configuration count (`Pieces.fresh`: the winner's curse; a stall never),
 - the noise one piece carries (`noise_cv`),
 - whether two configurations tie (`verdict`), on the ratios of pieces measured back to back
   where they alternated (A, B, A, B: `pairs`), else on their means,
@@ -16,11 +16,20 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from autotune.decision.rate import pooled_cv, pooled_rate, pooled_sd, tolerance
-from autotune.decision.thresholds import MATTERS_SHARE, TARGET, TOLERANCE_FLOOR, Z
+from autotune.decision.thresholds import (
+    MATTERS_SHARE,
+    STALL_PIECES,
+    STALL_SHARE,
+    TARGET,
+    TOLERANCE_FLOOR,
+    Z,
+)
 from autotune.strenum import StrEnum
+
+T = TypeVar("T")
 
 
 class Verdict(StrEnum):
@@ -47,22 +56,50 @@ class Pieces:
     at: tuple[float | None, ...] = ()
 
     @property
+    def stalled(self) -> tuple[bool, ...]:
+        """Which pieces are stalls (thresholds.STALL_SHARE): below that share of the median of
+        its pieces, where there are STALL_PIECES or more. A stall counts in no mean, noise or
+        pair: a pause of the whole process is not the configuration's rate. Assumes that such a
+        pause is as likely in any configuration's piece, so that leaving it out of every one
+        biases none of them against another."""
+        if len(self.rates) < STALL_PIECES:
+            return (False,) * len(self.rates)
+        floor = STALL_SHARE * statistics.median(self.rates)
+        return tuple(r < floor for r in self.rates)
+
+    @property
+    def stalls(self) -> int:
+        return sum(self.stalled)
+
+    @property
+    def steady(self) -> tuple[float, ...]:
+        """Every piece's rate but the stalls'."""
+        return self._kept(self.rates, 0)
+
+    def _kept(self, values: Sequence[T], start: int) -> tuple[T, ...]:
+        return tuple(v for v, s in zip(values, self.stalled[start:], strict=True) if not s)
+
+    @property
+    def _from(self) -> int:
+        return 0 if self.selected_at is None else self.selected_at
+
+    @property
     def fresh(self) -> tuple[float, ...]:
         """The winner's curse: a configuration selected for its high pieces is judged, and its
         figure recorded, on the pieces measured after it was selected alone (none yet: none
         count). Never selected, every piece counts. Assumes the pieces before the selection are
-        biased upwards by it and the later ones are not."""
-        return self.rates if self.selected_at is None else self.rates[self.selected_at :]
+        biased upwards by it and the later ones are not. Stalls never count."""
+        return self._kept(self.rates[self._from :], self._from)
 
     @property
     def fresh_spans(self) -> tuple[float, ...]:
-        return self.spans if self.selected_at is None else self.spans[self.selected_at :]
+        return self._kept(self.spans[self._from :], self._from)
 
     @property
     def fresh_at(self) -> tuple[float | None, ...]:
         if len(self.at) != len(self.rates):
             return (None,) * len(self.fresh)
-        return self.at if self.selected_at is None else self.at[self.selected_at :]
+        return self._kept(self.at[self._from :], self._from)
 
     @property
     def n(self) -> int:
@@ -87,12 +124,12 @@ class Pieces:
 
 
 def noise_cv(groups: Sequence[Pieces]) -> float | None:
-    """One piece's relative noise: rate.pooled_cv over the configurations' pieces, a
+    """One piece's relative noise: rate.pooled_cv over the configurations' pieces but stalls, a
     configuration's fresh pieces standing for it where it has two or more. The pieces that
     selected it for re-measurement were selected for being high: they widen the spread with
     their luck, not the machine's noise, bursts and windows alike. None until some configuration
     has two pieces. Assumes one noise for every configuration (the pooling)."""
-    return pooled_cv([g.fresh if len(g.fresh) >= 2 else g.rates for g in groups])
+    return pooled_cv([g.fresh if len(g.fresh) >= 2 else g.steady for g in groups])
 
 
 # Interleaved pieces are compared pair by pair from this many pairs on: fewer tell nothing of the

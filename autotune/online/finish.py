@@ -129,6 +129,18 @@ def summary(label: str, m: Measured, start_label: str) -> str:
     return line
 
 
+def _stalls(m: Measurement, alone: bool = False) -> str:
+    """Windows left out as stalls (decision/verdict.py, Pieces.stalled), said where there were."""
+    n = m.pieces.stalls
+    if not n:
+        return ""
+    return (
+        f" ({n} window{'s' * (n > 1)} stalled, not counted)"
+        if alone
+        else f" and {n} stalled, not counted"
+    )
+
+
 def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: str | None) -> str:
     """A short Markdown report: the summary line, the table of measured configurations, and the
     worker range's end."""
@@ -137,11 +149,11 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
     for number, m in enumerate(climb.measured.values()):
         rate = _rate(m, batch_size)
         status = (
-            "best"
+            f"best{_stalls(m, alone=True)}"
             if m is climb.best and not m.failed
             else f"failed: {m.failed}"
             if m.failed
-            else f"ok ({m.n} windows, {m.steps} steps)"
+            else f"ok ({m.n} windows{_stalls(m)}, {m.steps} steps)"
         )
         row: dict[str, Any] = dict.fromkeys(ONLINE_COLUMNS)
         row.update(

@@ -46,6 +46,9 @@ class Measurement:
     checked: bool = False  # a run's check of the remembered best held it (online/memory.py)
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
+    # Each closed window's steady step time and wait inside it, in the order of `rates`: a
+    # stalled window's are left out of the wait share (`wait_share`).
+    _window_waits: list[tuple[float, float]] = field(default_factory=list)
 
     def add(self, step: Step, least: int, most: int | None = None, min_s: float = 0.0) -> bool:
         """One steady step; True when it completed a window: `least` steps or more, and `min_s`
@@ -59,6 +62,9 @@ class Measurement:
             return False
         rate, span = window_rate(self._window)
         self._append(rate, span)
+        self._window_waits.append(
+            (self._window_s, sum(x.wait_s for x in self._window if x.step_s is not None))
+        )
         self._new_window()
         return True
 
@@ -86,6 +92,7 @@ class Measurement:
         if n < 2 or seconds <= 0:
             return False
         self._append(n / seconds, seconds)
+        self._window_waits.append((0.0, 0.0))  # a whole epoch's wait is the epoch's, stall or not
         return True
 
     def _steady(self, step: Step) -> None:
@@ -142,7 +149,15 @@ class Measurement:
 
     @property
     def wait_share(self) -> float | None:
-        return self.steady_wait_s / self.steady_s if self.steady_s > 0 else None
+        """The share of its steady steps' time spent waiting inside `__next__`, stalled windows
+        (Pieces.stalled) left out: a pause of the whole process is waited through in
+        `__next__` without saying anything of the loader."""
+        steady_s, wait_s = self.steady_s, self.steady_wait_s
+        if len(self._window_waits) == len(self.rates):
+            for stalled, (s, w) in zip(self.pieces.stalled, self._window_waits, strict=True):
+                if stalled:
+                    steady_s, wait_s = steady_s - s, wait_s - w
+        return wait_s / steady_s if steady_s > 0 else None
 
     @property
     def wait_pct(self) -> float | None:

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from autotune.decision import drift
-from autotune.decision.rate import pooled_cv
+from autotune.decision.verdict import noise_cv
 from autotune.environment import gpu_name
 from autotune.memory import key as memory_key
 from autotune.memory import store
@@ -213,7 +213,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         best = measured.setdefault(chosen, Measurement(chosen))
     if best is None or best.failed or not (best.n or entry.source is Source.TUNE):
         return False
-    noise = pooled_cv([m.rates for m in measured.values()])
+    noise = noise_cv([m.pieces for m in measured.values()])
     remembered = best.mean if best.n and entry.source is Source.ONLINE else None
     # Measured again after it was picked, or checked by a later run (its windows then scaled to
     # that run's level), it carries no pick's bias.
