@@ -692,33 +692,3 @@ def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb(
     assert one.pieces.stalls == 1 and climb.best is one
     assert one.wait_pct == pytest.approx(10.0, abs=0.5)
     assert "best (1 window stalled, not counted)" in report(climb, "x", "line", 256, None)
-
-
-@pytest.mark.parametrize("pause_s, persistent", [(0.0, False), (0.12, True)])
-def test_a_stall_in_a_fresh_pool_s_windows_counts_in_its_restart(pause_s, persistent):
-    """A 40 ms start-up against a 2.5 s epoch is under the 2% at which persistent workers matter;
-    a 120 ms stall in each fresh pool's windows (its workers' first full collection over the heap
-    they inherited) is paid again by every fresh pool, and with it the restart matters."""
-    climb = HillClimb(
-        LoaderConfig(),
-        ("num_workers", "persistent_workers"),
-        _settings(window_s=0.1, epoch_steps=1000),
-    )
-    loop = Loop(fetch_s=0.0007, step_s=0.002, cpu_share=0.3, noise=0.01, startup_s=0.04)
-    steady, steps = loop.timing, {}
-
-    def timing(c):
-        step_s, wait_s = steady(c)
-        if c.num_workers:
-            steps[c] = steps.get(c, 0) + 1
-            if steps[c] == 45:
-                return step_s + pause_s, wait_s + pause_s
-        return step_s, wait_s
-
-    loop.timing = timing
-    loop.run(climb)
-    assert climb.current == LoaderConfig(
-        num_workers=1, prefetch_factor=2, persistent_workers=persistent
-    )
-    m = climb.measured[replace(climb.current, persistent_workers=True)]
-    assert m.restart_s == pytest.approx(0.04 + (0.118 if persistent else 0.0), abs=0.005)

@@ -72,19 +72,6 @@ class Pieces:
         return sum(self.stalled)
 
     @property
-    def stall_s(self) -> float:
-        """The longest stall's time beyond its piece's work at the median rate, span × (1 −
-        rate / median); 0.0 where none stalled."""
-        if not self.stalls:
-            return 0.0
-        median = statistics.median(self.rates)
-        return max(
-            s * (1 - r / median)
-            for r, s, x in zip(self.rates, self.spans, self.stalled, strict=True)
-            if x
-        )
-
-    @property
     def steady(self) -> tuple[float, ...]:
         """Every piece's rate but the stalls'."""
         return self._kept(self.rates, 0)

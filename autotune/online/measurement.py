@@ -116,18 +116,6 @@ class Measurement:
         self.fresh_from = len(self.rates)
 
     @property
-    def restart_s(self) -> float | None:
-        """What a fresh pool of it costs at an epoch's start: its measured start-up, and the
-        longest stall seen in its windows (Pieces.stall_s). A fresh pool's workers each run one
-        full collection over the heap they inherited, copying its pages, once they have
-        allocated enough: a pause of the loop every fresh pool pays again, which the start-up
-        does not hold (results/bench/restart-cost). A stall of anything else counted with it
-        only errs towards persistent workers. None where no start-up was measured."""
-        if self.startup_s is None:
-            return None
-        return self.startup_s + self.pieces.stall_s
-
-    @property
     def refused(self) -> bool:
         """Never started: its pool would not have fit (policy.py:_refused). Not a trial."""
         return (self.failed or "").startswith(NOT_RUN)

@@ -661,8 +661,7 @@ class HillClimb:
     def _persistence(self, config: LoaderConfig) -> LoaderConfig:
         """persistent_workers where the one rule says it matters (decision/verdict.py, as the
         offline search's twin and epoch advice read it) or cannot tell: the chosen pool's
-        measured restart (Measurement.restart_s), paid again every epoch, against an epoch at its
-        rate."""
+        measured start-up, paid again every epoch, against an epoch at its rate."""
         if "persistent_workers" not in self.tuned or config.num_workers == 0:
             return config
         if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
@@ -673,27 +672,26 @@ class HillClimb:
             if m is None or not m.mean or self.settings.epoch_steps is None
             else self.settings.epoch_steps / m.mean
         )
-        restart = None if m is None else m.restart_s
+        startup = None if m is None else m.startup_s
         # Unknown (no epoch length, no start-up measured) keeps the workers: a restart is never
         # cheaper than none.
-        keep = brain.persistence_matters(restart, epoch_s) is not False
+        keep = brain.persistence_matters(startup, epoch_s) is not False
         return replace(config, persistent_workers=keep)
 
     # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
     def _parts(self, m: Measurement, rate: float | None = None) -> EpochParts:
         """`m`'s parts for the epoch model (decision/epoch_time.py), in steps, at its windows'
-        rate (or one window's `rate`): its measured restart (Measurement.restart_s) is a fresh
-        one; windows of whole epochs hold one restart each, taken out of the steady rate where it
-        was fresh (a persistent pool's refill stays in: it is paid with persistent workers
-        too)."""
+        rate (or one window's `rate`): its pool's measured start-up is a fresh restart; windows of
+        whole epochs hold one restart each, taken out of the steady rate where it was fresh (a
+        persistent pool's refill stays in: it is paid with persistent workers too)."""
         s, config = self.settings, m.config
         rate = m.mean if rate is None else rate
-        fresh = (m.restart_s or 0.0) if config.num_workers > 0 else 0.0
+        fresh = (m.startup_s or 0.0) if config.num_workers > 0 else 0.0
         persistent = config.persistent_workers and config.num_workers > 0
         holds_restart = s.windowed_by_epoch(config) and not persistent
         steady = steady_of(rate, s.epoch_steps, fresh) if holds_restart else rate
-        return EpochParts(steady, m.restart_s, None, s.epoch_steps, persistent)
+        return EpochParts(steady, m.startup_s, None, s.epoch_steps, persistent)
 
     def _setting(self) -> bool | None:
         """The persistence setting worker counts are compared at (epoch_time.shared_setting)."""
