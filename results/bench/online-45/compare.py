@@ -1,5 +1,7 @@
-"""The side-by-side table of notes.md: python compare.py FOLDER WORKLOAD,WORKLOAD,... reads
-FOLDER/{before,after}-WORKLOAD/online.json (run.sh's output) and prints one row a workload."""
+"""The side-by-side table of notes.md: python compare.py FOLDER WORKLOAD,WORKLOAD,... [REPS] reads
+FOLDER/{before,after}-WORKLOAD/online.json (run.sh's output) and prints one row a workload. With
+REPS (e.g. 1,2,3), FOLDER/{before,after}-WORKLOAD-REP/online.json for each, their rounds pooled:
+the worst of every round, then each round in the order run."""
 
 import json
 import sys
@@ -12,9 +14,18 @@ HEADER = (
 )
 
 
-def row_of(root: Path, side: str, workload: str) -> dict[str, Any] | None:
-    path = root / f"{side}-{workload}" / "online.json"
-    return json.loads(path.read_text())["rows"][0] if path.exists() else None
+def row_of(root: Path, side: str, workload: str, reps: list[str]) -> dict[str, Any] | None:
+    if not reps:
+        path = root / f"{side}-{workload}" / "online.json"
+        return json.loads(path.read_text())["rows"][0] if path.exists() else None
+    rows = [row_of(root, side, f"{workload}-{rep}", []) for rep in reps]
+    if any(r is None for r in rows):
+        return None
+    pooled = dict(rows[0])  # type: ignore[arg-type]
+    pooled["rounds"] = [x for r in rows for x in r["rounds"]]  # type: ignore[index]
+    for key in ("whole", "after"):
+        pooled[key] = min(x[key] for x in pooled["rounds"])
+    return pooled
 
 
 def rounds(row: dict[str, Any], key: str) -> str:
@@ -33,9 +44,11 @@ def figure(before: dict[str, Any], after: dict[str, Any], key: str) -> str:
 
 def main() -> None:
     root, workloads = Path(sys.argv[1]), sys.argv[2].split(",")
+    reps = sys.argv[3].split(",") if len(sys.argv) > 3 else []
     print(HEADER)
     for workload in workloads:
-        before, after = row_of(root, "before", workload), row_of(root, "after", workload)
+        before = row_of(root, "before", workload, reps)
+        after = row_of(root, "after", workload, reps)
         if before is None or after is None:
             continue
         ideal = (

@@ -6,7 +6,7 @@ PY=/work/main/.venv/bin/python
 GRID=/work/main/results/bench/bench.json
 OUT=/work/main/results/bench/online-45/stall
 for wl in ${WORKLOADS:-in-memory}; do
-for rep in $(seq 1 ${REPS:-2}); do
+for rep in $(seq ${FIRST:-1} ${REPS:-2}); do
 for side in $( [ $((rep % 2)) = 1 ] && echo "before after" || echo "after before" ); do
   if [ $side = before ]; then dir=/tmp/old93; else dir=/tmp/newst; fi
   echo "$(date -u +%H:%M:%S) $side $wl rep $rep start load $(cut -d' ' -f1 /proc/loadavg)"
