@@ -670,7 +670,7 @@ def test_a_best_measured_at_no_batches_per_second_is_never_divided_by():
 
 
 def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb():
-    """A 250 ms pause (a collection, a forked worker copying its parent's pages) inside one window
+    """A 250 ms pause of the whole process (a garbage collection) inside one window
     of the 1-worker candidate, 7% faster than the start: without the stall rule that window alone
     makes the candidate slower, and the climb keeps num_workers=0. It is left out of the mean, the
     noise and the wait share, and the report says so."""

@@ -13,9 +13,9 @@ Z = 2.0
 # STALL_PIECES or more, is a stall: a pause of the whole process (a garbage collection) that one
 # piece of a hundred milliseconds caught, not the configuration's rate. Such pauses read 0.14-0.23
 # of the median on in-memory's 0.1 s windows; a configuration's own slow windows (convoys behind
-# a straggling item) read down to 0.45 of it on heavy-tail, and at half the median the rule left
-# them out and chose too few workers there (results/bench/online-45/stall). Of two pieces, which
-# one stalled cannot be told.
+# a straggling item) read down to 0.45 of it on heavy-tail, where the rule at half the median
+# coincided with rounds that chose too few workers (results/bench/online-45/stall, its cause not
+# established). Of two pieces, which one stalled cannot be told.
 STALL_SHARE = 0.3
 STALL_PIECES = 3
 

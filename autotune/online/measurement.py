@@ -61,17 +61,17 @@ class Measurement:
         if n < least or (self._window_s < min_s and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
-        self._append(rate, span)
-        self._window_waits.append(
-            (self._window_s, sum(x.wait_s for x in self._window if x.step_s is not None))
-        )
+        self._append(rate, span, self._window_s, sum(x.wait_s for x in self._window))
         self._new_window()
         return True
 
-    def _append(self, rate: float, span: float) -> None:
+    def _append(self, rate: float, span: float, steady_s: float, wait_s: float) -> None:
+        """A closed window: its rate, the seconds it is over, and the steady step time and the
+        wait inside it that a stall leaves out of the wait share."""
         self.rates.append(rate)
         self.spans.append(span)
         self.at.append(float(next(_ORDER)))
+        self._window_waits.append((steady_s, wait_s))
 
     def add_to_epoch(self, step: Step) -> None:
         """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
@@ -91,8 +91,7 @@ class Measurement:
         self._new_window()
         if n < 2 or seconds <= 0:
             return False
-        self._append(n / seconds, seconds)
-        self._window_waits.append((0.0, 0.0))  # a whole epoch's wait is the epoch's, stall or not
+        self._append(n / seconds, seconds, 0.0, 0.0)  # a whole epoch's wait is the epoch's
         return True
 
     def _steady(self, step: Step) -> None:

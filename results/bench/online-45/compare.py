@@ -18,11 +18,12 @@ def row_of(root: Path, side: str, workload: str, reps: list[str]) -> dict[str, A
     if not reps:
         path = root / f"{side}-{workload}" / "online.json"
         return json.loads(path.read_text())["rows"][0] if path.exists() else None
-    rows = [row_of(root, side, f"{workload}-{rep}", []) for rep in reps]
-    if any(r is None for r in rows):
+    found = [row_of(root, side, f"{workload}-{rep}", []) for rep in reps]
+    rows = [r for r in found if r is not None]
+    if len(rows) < len(reps):
         return None
-    pooled = dict(rows[0])  # type: ignore[arg-type]
-    pooled["rounds"] = [x for r in rows for x in r["rounds"]]  # type: ignore[index]
+    pooled = dict(rows[0])
+    pooled["rounds"] = [x for r in rows for x in r["rounds"]]
     for key in ("whole", "after"):
         pooled[key] = min(x[key] for x in pooled["rounds"])
     return pooled

@@ -1,19 +1,5 @@
 #!/bin/bash
-# Issue 45's online bench, side by side: 9367671 (before the stall rule, /tmp/old93) and b55f0c7
-# (the stall rule at 0.3 of the median, /tmp/new3), PYTHONPATH set to each, one run at a time,
-# alternating, both reading the ideal from the same grid (results/bench/bench.json). Runs
-# FIRST..REPS of 3 rounds per code.
-PY=/work/main/.venv/bin/python
-GRID=/work/main/results/bench/bench.json
-OUT=/work/main/results/bench/online-45/stall-03
-for wl in ${WORKLOADS:-in-memory}; do
-for rep in $(seq ${FIRST:-1} ${REPS:-2}); do
-for side in $( [ $((rep % 2)) = 1 ] && echo "before after" || echo "after before" ); do
-  if [ $side = before ]; then dir=/tmp/old93; else dir=/tmp/new3; fi
-  echo "$(date -u +%H:%M:%S) $side $wl rep $rep start load $(cut -d' ' -f1 /proc/loadavg)"
-  (cd $dir && PYTHONPATH=$dir $PY -m autotune bench --online --no-defaults --no-grid --rounds 3 \
-    --grid-from $GRID --workloads $wl --out $OUT/$side-$wl-$rep > $OUT/$side-$wl-$rep.log 2>&1)
-  echo "$(date -u +%H:%M:%S) $side $wl rep $rep exit $?"
-done
-done
-done
+# The same side-by-side bench as ../stall/run.sh, its after code b55f0c7 (the stall rule at 0.3
+# of the median, /tmp/new3), into this folder. Ran as WORKLOADS="heavy-tail in-memory" REPS=2.
+OUT=/work/main/results/bench/online-45/stall-03 AFTER_DIR=/tmp/new3 \
+  exec bash "$(dirname "$0")/../stall/run.sh"
