@@ -9,15 +9,22 @@ TOLERANCE_FLOOR = 0.01
 TARGET = 0.02
 Z = 2.0
 
-# A piece (burst or window) below STALL_SHARE of its configuration's median piece, among
-# STALL_PIECES or more, is a stall: a pause of the whole process (a garbage collection) that one
-# piece of a hundred milliseconds caught, not the configuration's rate. Such pauses read 0.14-0.23
-# of the median on in-memory's 0.1 s windows; a configuration's own slow windows (convoys behind
-# a straggling item) read down to 0.45 of it on heavy-tail, where the rule at half the median
-# coincided with rounds that chose too few workers (results/bench/online-45/stall, its cause not
-# established). Of two pieces, which one stalled cannot be told.
+# A piece (burst or window) is a stall where it lies below STALL_SHARE of its configuration's
+# median piece (among STALL_PIECES or more), or, among STALL_SPREAD_PIECES or more, further below
+# that median than STALL_MADS median absolute deviations (each at least TOLERANCE_FLOOR of it).
+# The pauses it is for are full garbage collections of about 100 ms: the main process's at
+# num_workers=0, a worker's (over the heap it inherited) above it, since gc.freeze() in each
+# worker removes those (results/bench/gc-pauses). One in tens of in-memory's 0.1 s windows
+# catches one and reads 0.14-0.5 of the median, while the configuration's other windows scatter
+# by a few percent: the spread clause. A configuration's own slow windows (convoys behind
+# straggling items) read down to 0.45 of the median on heavy-tail, where the windows scatter by
+# 20-30% and stay counted; the share clause alone at half the median coincided there with rounds
+# that chose too few workers (results/bench/online-45/stall). Of two pieces, which one stalled
+# cannot be told; fewer than five tell too little of a spread.
 STALL_SHARE = 0.3
 STALL_PIECES = 3
+STALL_MADS = 5.0
+STALL_SPREAD_PIECES = 5
 
 # The recorded figure's promise: within this share of a long plain-loop measurement of the same
 # configuration (`autotune verify`). A figure whose error at the measured noise is wider says so.
