@@ -116,11 +116,6 @@ SEQUENCES = {
     "a stall": (quiet(335, 337), quiet(351, 82, 357, 356), Verdict.BETTER),
     # Of two pieces, which one stalled cannot be told: both count, and nothing is resolved.
     "a low piece of two": (quiet(335, 337), quiet(351, 82), Verdict.OPEN),
-    # Among five, one far outside a tight spread (a worker's pause, at 0.46 of the median) is a
-    # stall too: the dear one is 5% faster, clearly.
-    "a pause in a tight spread": (quiet(335, 337), quiet(351, 160, 353, 352, 354), Verdict.BETTER),
-    # A spread of 20-30% (convoys) keeps its lowest piece: the two cannot be told apart.
-    "a wide spread": (quiet(50, 48, 52), quiet(41.5, 85.3, 49.0, 51.1, 33.1), Verdict.OPEN),
 }
 
 

@@ -9,22 +9,18 @@ TOLERANCE_FLOOR = 0.01
 TARGET = 0.02
 Z = 2.0
 
-# A piece (burst or window) is a stall where it lies below STALL_SHARE of its configuration's
-# median piece (among STALL_PIECES or more), or, among STALL_SPREAD_PIECES or more, further below
-# that median than STALL_MADS median absolute deviations (each at least TOLERANCE_FLOOR of it).
-# The pauses it is for are full garbage collections of about 100 ms: the main process's at
-# num_workers=0, a worker's (over the heap it inherited) above it, since gc.freeze() in each
-# worker removes those (results/bench/gc-pauses). One in tens of in-memory's 0.1 s windows
-# catches one and reads 0.14-0.5 of the median, while the configuration's other windows scatter
-# by a few percent: the spread clause. A configuration's own slow windows (convoys behind
-# straggling items) read down to 0.45 of the median on heavy-tail, where the windows scatter by
-# 20-30% and stay counted; the share clause alone at half the median coincided there with rounds
-# that chose too few workers (results/bench/online-45/stall). Of two pieces, which one stalled
-# cannot be told; fewer than five tell too little of a spread.
+# A piece (burst or window) below STALL_SHARE of its configuration's median piece, among
+# STALL_PIECES or more, is a stall: a pause that one piece of a hundred milliseconds caught, not
+# the configuration's rate. On in-memory those are full garbage collections of 75-200 ms, the main
+# process's at num_workers=0 and each worker's above it, taking 4-5% of the time of every
+# configuration measured (results/bench/gc-pauses); a 0.1 s window that catches one reads
+# 0.14-0.5 of the median. A configuration's own slow windows (convoys behind a straggling item)
+# read down to 0.45 of it on heavy-tail, where leaving out more of the low pieces (below half the
+# median, or far outside a tight spread of five or more) coincided with rounds that stopped at too
+# few workers (results/bench/online-45/stall, spread). Of two pieces, which one stalled cannot be
+# told.
 STALL_SHARE = 0.3
 STALL_PIECES = 3
-STALL_MADS = 5.0
-STALL_SPREAD_PIECES = 5
 
 # The recorded figure's promise: within this share of a long plain-loop measurement of the same
 # configuration (`autotune verify`). A figure whose error at the measured noise is wider says so.

@@ -21,10 +21,8 @@ from typing import Sequence, TypeVar
 from autotune.decision.rate import pooled_cv, pooled_rate, pooled_sd, tolerance
 from autotune.decision.thresholds import (
     MATTERS_SHARE,
-    STALL_MADS,
     STALL_PIECES,
     STALL_SHARE,
-    STALL_SPREAD_PIECES,
     TARGET,
     TOLERANCE_FLOOR,
     Z,
@@ -59,21 +57,14 @@ class Pieces:
 
     @property
     def stalled(self) -> tuple[bool, ...]:
-        """Which pieces are stalls: below STALL_SHARE of the median of its pieces (STALL_PIECES
-        or more), or, among STALL_SPREAD_PIECES or more, further below that median than
-        STALL_MADS median absolute deviations (thresholds.py). A stall counts in no mean, noise
-        or pair. Assumes that such a pause (a garbage collection, of the main process or a
-        worker) is rare against the pieces and as likely in any configuration's piece, so that
-        leaving it out biases none by more than the pauses' share of the time; a slowness many
-        pieces share (convoys behind straggling items) widens the deviation and stays counted."""
-        n = len(self.rates)
-        if n < STALL_PIECES:
-            return (False,) * n
-        mid = statistics.median(self.rates)
-        floor = STALL_SHARE * mid
-        if n >= STALL_SPREAD_PIECES:
-            spread = max(statistics.median(abs(r - mid) for r in self.rates), TOLERANCE_FLOOR * mid)
-            floor = max(floor, mid - STALL_MADS * spread)
+        """Which pieces are stalls (thresholds.STALL_SHARE): below that share of the median of
+        its pieces, where there are STALL_PIECES or more. A stall counts in no mean, noise or
+        pair: a pause (a garbage collection, of the main process or of a worker) is not the
+        configuration's rate. Assumes that such a pause is as likely in any configuration's
+        piece, so that leaving it out of every one biases none of them against another."""
+        if len(self.rates) < STALL_PIECES:
+            return (False,) * len(self.rates)
+        floor = STALL_SHARE * statistics.median(self.rates)
         return tuple(r < floor for r in self.rates)
 
     @property
