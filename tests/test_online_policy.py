@@ -588,14 +588,22 @@ def _first_steady(climb: HillClimb, ram: FakeRamReading, steps: int) -> tuple[in
 
 def test_no_window_counts_a_step_taken_while_the_ram_is_read():
     """The reading starts with the configuration's pool and is waited for two steps before its
-    first steady one: the wait lies in the next step's time, which is still warm-up."""
+    first steady one by count: the wait lies in the next step's time, which is still warm-up.
+    A pool's first window_s of steps are warm-up too (ClimbSettings.warmed): with 10 ms steps
+    its first steady step comes later still, and the reading adds none."""
     ram = FakeRamReading()
     settings = _settings(warmup_steps=0)
     climb = HillClimb(LoaderConfig(num_workers=2, prefetch_factor=2), TUNED, settings, ram=ram)
     warm_up = settings.segment_warm_up(climb.current)  # the start-up step and 4 in flight: 5
-    first, waited_at = _first_steady(climb, ram, warm_up + 3)
+    first, waited_at = _first_steady(climb, ram, 15)
     assert ram.started == [climb.start]  # started at the pool's first step
-    assert (first, waited_at) == (warm_up, warm_up - 2)  # no step more than without a reading
+    # The first steady step is the one that completes the pool's first window_s of steps after
+    # its first (their sum as the policy adds them).
+    elapsed, expected = 0.0, 0
+    while elapsed < settings.window_s:
+        expected += 1
+        elapsed += 0.01
+    assert expected > warm_up and (first, waited_at) == (expected, warm_up - 2)
 
 
 def test_where_no_step_is_left_before_the_first_window_the_reading_adds_one():
@@ -693,3 +701,31 @@ def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb(
     assert one.wait_pct == pytest.approx(10.0, abs=0.5)
     assert "best (1 window stalled, not counted)" in report(climb, "x", "line", 256, None)
 
+
+
+def test_a_pool_s_first_window_s_of_steps_is_warm_up_and_no_window_counts_them():
+    """A fresh pool's first 0.1 s runs 20% slower than its steady steps (its pages, its
+    caches): every window of the 1-worker candidate reads its steady rate, none that start."""
+    climb = HillClimb(LoaderConfig(), ("num_workers",), _settings(window_s=0.1))
+    loop = Loop(fetch_s=0.00014, step_s=0.002, cpu_share=0.3)
+    steady, seen = loop.timing, {"config": None, "s": 0.0}
+
+    def timing(c):
+        step_s, wait_s = steady(c)
+        if c != seen["config"]:
+            seen["config"], seen["s"] = c, 0.0
+        if c.num_workers > 0 and seen["s"] < 0.1:
+            step_s, wait_s = step_s * 1.2, wait_s + step_s * 0.2
+        seen["s"] += step_s
+        return step_s, wait_s
+
+    loop.timing = timing
+    loop.run(climb)
+    one = climb.measured[LoaderConfig(num_workers=1, prefetch_factor=2)]
+    assert one.n >= 2 and min(one.rates) == pytest.approx(500.0, rel=0.01)
+    assert climb.best is one
+    settings = _settings(window_s=0.1, epoch_steps=40)
+    pool = LoaderConfig(num_workers=1, prefetch_factor=2)
+    assert not settings.warmed(pool, 5, 0.05) and settings.warmed(pool, 5, 0.1)
+    assert settings.warmed(LoaderConfig(), 5, 0.0)  # num_workers=0: no pool to start
+    assert settings.warmed(pool, 19, 0.05)  # at most half an epoch, so that a window fits

@@ -11,8 +11,8 @@ Z = 2.0
 
 # A piece (burst or window) below STALL_SHARE of its configuration's median piece, among
 # STALL_PIECES or more, is a stall: a pause that one piece of a hundred milliseconds caught, not
-# the configuration's rate. On in-memory those are full garbage collections of 75-200 ms, the main
-# process's at num_workers=0 and each worker's above it, taking 4-5% of the time of every
+# the configuration's rate. On in-memory those are full garbage collections of 74-207 ms, the main
+# process's at num_workers=0 and each worker's above it, taking 4-6% of the time of every
 # configuration measured (results/bench/gc-pauses); a 0.1 s window that catches one reads
 # 0.14-0.5 of the median. A configuration's own slow windows (convoys behind a straggling item)
 # read down to 0.45 of it on heavy-tail, where leaving out more of the low pieces (below half the

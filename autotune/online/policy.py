@@ -146,6 +146,7 @@ class HillClimb:
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
+        self._segment_s = 0.0  # the running segment's step time after its first step (warmed)
         # The running configuration has run since its epoch's start, so that epoch can be a
         # whole-epoch window (ClimbSettings.whole_epochs); the run's first epoch starts a pool.
         self._since_epoch_start = False
@@ -173,6 +174,10 @@ class HillClimb:
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
+        if step.segment_step == 0:
+            self._segment_s = 0.0
+        elif step.step_s is not None:
+            self._segment_s += step.step_s
         if self.checking and self._drifted_early(step):
             return self._restart(m)
         if self._primed:
@@ -186,8 +191,9 @@ class HillClimb:
         if self._reading:
             # The reading's page-table walk takes a core and the process's memory map: it is
             # waited for before the windows begin. The wait lies in the next step's time, so it
-            # comes two steps before the first steady one, or one step later where there is no
-            # room for that (a short run's start).
+            # comes two steps before the first one steady by count (a pool's first window_s may
+            # hold more: ClimbSettings.warmed), or one step later where there is no room for
+            # that (a short run's start).
             first = max(warm_up, s.warmup - (step.index - step.segment_step))
             if step.segment_step == max(0, first - 2):
                 self._ram.wait(RAM_WAIT_S)
@@ -197,7 +203,12 @@ class HillClimb:
             if self._since_epoch_start:
                 m.add_to_epoch(step)
             return None
-        steady = step.step_s is not None and step.index >= s.warmup and step.segment_step >= warm_up
+        steady = (
+            step.step_s is not None
+            and step.index >= s.warmup
+            and step.segment_step >= warm_up
+            and s.warmed(self.current, step.segment_step, self._segment_s)
+        )
         window_done = steady and m.add(step, *s.window(self.current), s.window_s)
         return self._window_closed(m) if window_done else None
 
@@ -297,7 +308,7 @@ class HillClimb:
             or not r.remembered_steady
             or step.step_s is None
             or step.index < s.warmup
-            or step.segment_step < s.segment_warm_up(self.current)
+            or not s.warmed(self.current, step.segment_step, self._segment_s)
         ):
             return False
         r.early_steps += 1
