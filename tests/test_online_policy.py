@@ -702,7 +702,6 @@ def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb(
     assert "best (1 window stalled, not counted)" in report(climb, "x", "line", 256, None)
 
 
-
 def test_a_pool_s_first_window_s_of_steps_is_warm_up_and_no_window_counts_them():
     """A fresh pool's first 0.1 s runs 20% slower than its steady steps (its pages, its
     caches): every window of the 1-worker candidate reads its steady rate, none that start."""
