@@ -19,8 +19,8 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    and judged on its new windows alone.
 
 Verdicts are the one brain's (decision/verdict.py, which search/choose.py reads too) over windows
-of the loop's own steps (after a switch's start-up and the batches its workers buffered
-meanwhile): better or worse beyond the noise band (two standard errors of the difference, at least
+of the loop's own steps (after a switch's start-up, the batches its workers buffered meanwhile,
+and a pool's first window_s): better or worse beyond the noise band (two standard errors of the difference, at least
 1%, below the faster mean), tied once the band is down to 2%; after the most windows an unresolved
 candidate is judged by its mean, tied within 2% (as choose.py does where the budget ends first).
 
