@@ -30,6 +30,9 @@ class OnlineRound(_Strict):
     vs_defaults: float | None  # (b)/(a) over the whole run; None where (a) was not run
     # Each rank's choice where the ways ran as several DDP ranks (bench --online --ranks).
     rank_choices: list[str | None] | None = None
+    # (b)'s windows, batches/s, by configuration in the order measured (a single process's run):
+    # what its verdicts were reached on. None where not recorded (several ranks).
+    windows: dict[str, list[float]] | None = None
 
 
 class OnlineRow(_Strict):

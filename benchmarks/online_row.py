@@ -26,6 +26,7 @@ def online_round(
         tuner.exploration_cost_s,
         tuner.stop_reason,
         None if tuner.chosen is None else tuner.chosen.label(),
+        windows={k: [round(r, 1) for r in v] for k, v in tuner.windows.items()},
     )
 
 
@@ -37,6 +38,7 @@ def tuner_round(
     stop_reason: str | None,
     chosen: str | None,
     rank_choices: list[str | None] | None = None,
+    windows: dict[str, list[float]] | None = None,
 ) -> OnlineRound:
     figures = round_figures(times, explored)
     return OnlineRound(
@@ -51,6 +53,7 @@ def tuner_round(
         after=_round(figures.after, 4),
         vs_defaults=_round(figures.vs_defaults, 4),
         rank_choices=rank_choices,
+        windows=windows,
     )
 
 

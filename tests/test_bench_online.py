@@ -53,6 +53,7 @@ def _tuner(explored: int | None, chosen: LoaderConfig | None = W2, cost: float =
         exploration_cost_s=cost,
         stop_reason=None if explored is None else "converged",
         measured={},
+        windows={} if explored is None else {"w0": [100.04, 98.6], "w2 pf4": [150.26, 149.0]},
     )
 
 
@@ -109,6 +110,8 @@ def test_a_row_takes_the_worst_round_and_judges_the_targets():
     assert fast.chosen == "w2 pf4" and fast.exploration_steps == 20 and fast.after is not None
     assert slow.chosen is None and slow.exploration_steps is None and slow.after is None
     assert fast.seconds[Way.ONLINE] == pytest.approx(1.01) and fast.tuner_cost_s == 0.4
+    # (b)'s windows by configuration, as its verdicts read them (to a tenth of a batch a second).
+    assert fast.windows == {"w0": [100.0, 98.6], "w2 pf4": [150.3, 149.0]}
     row = online_row(TINY, Ideal(W2, "bench.json"), [fast, slow])
     assert row.whole == slow.whole == pytest.approx(1 / 1.1, abs=1e-4)
     assert row.after == fast.after  # the rounds where (b) ended exploring

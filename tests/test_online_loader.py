@@ -57,6 +57,9 @@ def test_tunes_in_the_first_epoch_and_keeps_the_choice(caplog):
     assert not state.exploring and state.stop_reason == "resolved within the measured noise"
     assert state.chosen.num_workers == 1  # as fast as two, and cheaper
     assert 0 < state.exploration_steps < 240 and state.exploration_cost_s > 0
+    # Every configuration it measured, with its windows in order: what the verdicts read.
+    assert state.measured and set(state.measured) <= set(state.windows)
+    assert all(len(w) >= 1 and min(w) > 0 for w in state.windows.values())
     assert [r.message for r in caplog.records if "chose" in r.message][0].count("\n") == 0
     as_lists(loader)
     assert loader.tuner_state.exploration_steps == state.exploration_steps  # no more exploring

@@ -20,9 +20,10 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
 
 Verdicts are the one brain's (decision/verdict.py, which search/choose.py reads too) over windows
 of the loop's own steps (after a switch's start-up, the batches its workers buffered meanwhile,
-and a pool's first window_s): better or worse beyond the noise band (two standard errors of the difference, at least
-1%, below the faster mean), tied once the band is down to 2%; after the most windows an unresolved
-candidate is judged by its mean, tied within 2% (as choose.py does where the budget ends first).
+and a pool's first window_s): better or worse beyond the noise band (two standard errors of the
+difference, at least 1%, below the faster mean), tied once the band is down to 2%; after the most
+windows an unresolved candidate is judged by its mean, tied within 2% (as choose.py does where
+the budget ends first).
 
 Exploring stops when the plan is done (the choice is then sound by the measured noise), at the end
 of the epoch that completes the horizon (the first epoch, or as many as make up `min_horizon_steps`

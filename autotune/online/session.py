@@ -56,6 +56,9 @@ class TunerState:
     measured: dict[str, float]  # label -> mean batches/s over its windows
     error: str | None = None  # autotune's own error, after which it stopped tuning
     failed: dict[str, str] = field(default_factory=dict)  # label -> the error it raised
+    # label -> batches/s of each of its windows in the order measured, stalls and the windows a
+    # re-measure left out included: what its verdicts were reached on
+    windows: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -413,4 +416,7 @@ class Session:
             failed={}
             if climb is None
             else {m.config.label(): m.failed for m in climb.measured.values() if m.failed},
+            windows={}
+            if climb is None
+            else {m.config.label(): list(m.rates) for m in climb.measured.values() if m.rates},
         )
