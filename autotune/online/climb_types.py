@@ -186,27 +186,33 @@ class ClimbSettings:
             return (self.min_windows + 1) * self.epoch_steps
         return self.segment_warm_up(config) + self.min_windows * self.window(config)[0]
 
+    @property
+    def _half_epoch(self) -> int | None:
+        """The most steps of an epoch a segment's warm-up may take, so that a window fits after
+        it; None where epochs have no length."""
+        return None if self.epoch_steps is None else max(0, (self.epoch_steps - 1) // 2)
+
     def segment_warm_up(self, config: LoaderConfig) -> int:
         """Steps of a segment that are not its steady state: the start-up step and the batches its
         workers buffered meanwhile (handed out faster than they are made). Every epoch starts a
         segment, so this and a window must fit in one: at most half an epoch."""
-        epoch = self.epoch_steps
+        half = self._half_epoch
         depth = config.prefetch_depth
-        return 1 + (depth if epoch is None else min(depth, max(0, (epoch - 1) // 2)))
+        return 1 + (depth if half is None else min(depth, half))
 
     def warmed(self, config: LoaderConfig, segment_step: int, segment_s: float) -> bool:
         """Whether a segment is past its warm-up at its step `segment_step`, its steps after the
-        first having taken `segment_s`: its first `segment_warm_up` steps, and a pool's first
-        `window_s` of steps too (on in-memory, a fresh 1-worker pool's first 0.1 s window read
-        below its later ones in 8 of 8 rounds, 0.958 of them in the median, where num_workers=0
-        read 0.997: results/bench/fresh-pool), within the half epoch segment_warm_up leaves at
-        most."""
+        first having taken `segment_s`: its first `segment_warm_up` steps, and with workers its
+        first `window_s` of steps too (on in-memory, a fresh 1-worker pool's first 0.1 s window
+        read below its later ones in 8 of 8 rounds, 0.958 of them in the median, where
+        num_workers=0 read 0.997: results/bench/fresh-pool), within half an epoch. Every epoch
+        starts a segment, a persistent pool's too, so each epoch's first `window_s` is left out."""
         if segment_step < self.segment_warm_up(config):
             return False
         if config.num_workers == 0 or segment_s >= self.window_s:
             return True
-        epoch = self.epoch_steps
-        return epoch is not None and segment_step >= max(0, (epoch - 1) // 2)
+        half = self._half_epoch
+        return half is not None and segment_step >= half
 
     def window(self, config: LoaderConfig) -> tuple[int, int | None]:
         """A window's least and most steps. At least as many as batches can be in flight: torch
