@@ -15,8 +15,8 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
    GPU, measured before any bound can end the climb), and this step measures the best unpinned.
-   Then the winner's curse: where the closest rival is within noise, the best is measured again
-   and judged on its new windows alone.
+   Then the winner's curse: where the closest rival is within noise, or the best is the start
+   measured in its one window, the best is measured again and judged on its new windows alone.
 
 Verdicts are the one brain's (decision/verdict.py, which search/choose.py reads too) over windows
 of the loop's own steps (after a switch's start-up, the batches its workers buffered meanwhile,
@@ -660,12 +660,17 @@ class HillClimb:
 
     def _confirm(self) -> Generator[Request, Verdict, None]:
         """The winner's curse: a best chosen over a rival within noise was selected for its high
-        windows. It is measured again, judged on the new windows alone, and the rival re-judged."""
+        windows. It is measured again, judged on the new windows alone, and the rival re-judged.
+        So is a best measured in fewer than `min_windows` windows, however far its rival."""
         rivals = [m for m in self.measured.values() if m is not self.best and m.n and not m.failed]
         if not rivals:
             return
         rival = max(rivals, key=lambda m: m.mean)
-        if self.verdict(self.best, rival) is Verdict.WORSE:
+        # A best measured in fewer windows than a candidate needs (the start's one window, taken
+        # to predict the climb) is measured again whatever the verdict: one window against a
+        # candidate's min_windows decides on that one window's luck.
+        short = self.best.n < self.settings.min_windows
+        if not short and self.verdict(self.best, rival) is Verdict.WORSE:
             return
         yield Request(self.best.config, again=True)
         self._adopt(rival, self.verdict(self.best, rival))
