@@ -50,6 +50,38 @@ ONLINE = (
     "results/bench/online-final-demo/online.json",
     "results/bench/online-final-rest/online.json",
 )
+# Issue 45's side-by-side runs, a workload at a time: the after code's, and the runs of the
+# policies that were kept (the runs of policies reverted, and the before codes', are left out).
+# They feed the newest figures; their sections are in results/bench/online-45/notes.md.
+ONLINE_45 = (
+    *(
+        f"results/bench/online-45/after-{key}/online.json"
+        for key in (
+            "collate-heavy",
+            "cpu-heavy",
+            "deep-storage",
+            "heavy-tail",
+            "held-out",
+            "in-memory",
+            "large-items",
+            "large-numpy",
+            "short-epochs",
+            "short-run",
+            "slow-accelerator",
+            "storage",
+            "tokenizer",
+        )
+    ),
+    "results/bench/online-45/ram-fix/after-in-memory/online.json",
+    "results/bench/online-45/ram-fix/after-large-items/online.json",
+    "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
+    "results/bench/online-45/stall-03/after-heavy-tail-2/online.json",
+    "results/bench/online-45/stall-03/after-in-memory-1/online.json",
+    "results/bench/online-45/stall-03/after-in-memory-2/online.json",
+    "results/bench/online-45/warm/after-heavy-tail-1/online.json",
+    "results/bench/online-45/warm/after-in-memory-1/online.json",
+    "results/bench/online-45/warm/after-in-memory-2/online.json",
+)
 ACCURACY = (
     "results/bench/accuracy.json",
     "results/bench/accuracy-images/accuracy.json",
@@ -189,8 +221,12 @@ def online_page() -> str:
         "",
         "## Per workload, the newest figures",
         "",
-        *summary(ONLINE),
+        *summary(ONLINE + ONLINE_45),
         "## Every run",
+        "",
+        "Issue 45's runs of a workload at a time, side by side with the code when it was filed,"
+        " are in [`results/bench/online-45/notes.md`](../../results/bench/online-45/notes.md),"
+        " with the command of each. The runs below are of several workloads each.",
         "",
     ]
     lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
