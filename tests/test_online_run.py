@@ -357,7 +357,8 @@ def test_a_script_whose_autotune_run_is_killed_does_not_train_on_as_an_orphan(tm
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     deadline = time.monotonic() + 30
-    while not ended.exists() and time.monotonic() < deadline:
+    # open() creates the file before write() fills it: wait for its content, not its existence
+    while not (ended.exists() and ended.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ended.read_text() == "SIGTERM"
 
