@@ -54,23 +54,9 @@ ONLINE = (
 # policies that were kept (the runs of policies reverted, and the before codes', are left out).
 # They feed the newest figures; their sections are in results/bench/online-45/notes.md.
 ONLINE_45 = (
-    *(
-        f"results/bench/online-45/after-{key}/online.json"
-        for key in (
-            "collate-heavy",
-            "cpu-heavy",
-            "deep-storage",
-            "heavy-tail",
-            "held-out",
-            "in-memory",
-            "large-items",
-            "large-numpy",
-            "short-epochs",
-            "short-run",
-            "slow-accelerator",
-            "storage",
-            "tokenizer",
-        )
+    *sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "results/bench/online-45").glob("after-*/online.json")
     ),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
