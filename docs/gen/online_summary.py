@@ -5,6 +5,7 @@ that was not kept, is left out)."""
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -17,25 +18,56 @@ from benchmarks.online_model import OnlineReport, OnlineRow
 from benchmarks.render_online import ratios
 from benchmarks.targets import MIN_ONLINE_AFTER, MIN_ONLINE_WHOLE
 
-# The online policy's changes of behaviour, oldest first, each with the bench workloads it reaches.
-# A row measured before a change that reaches its workload ran the policy before, and is marked
-# so. cb264e9: a window at num_workers=0 is 3 steps, not 8; it does not reach in-memory (3.7 ms
-# steps at w0: window_s sets the window, 27 steps, before and after) or short-run (told its 160
-# steps: its windows were 1 step already), as online-start's notes say. 8b33bab: a pool's windows
-# are whole epochs where epochs are short (at the defaults, 50 steps or fewer with no told length
-# below 600 steps): tiny-epochs' 30-step epochs among the bench workloads.
-# Later changes reach every workload: b2a5434, a configuration's RAM is read before its first
-# window (it read the second one low); b55f0c7, a piece below 0.3 of its configuration's median is
-# a stall, counted nowhere; 3d40e07, a pool's first window_s of steps is warm-up; b4643da, a start
-# still the best when the climb ends, measured in its one window, is measured again.
-POLICY_CHANGES: tuple[tuple[str, Callable[[str], bool]], ...] = (
-    ("cb264e9", lambda key: key not in ("in-memory", "short-run")),
-    ("8b33bab", lambda key: key == "tiny-epochs"),
-    ("b2a5434", lambda key: True),
-    ("b55f0c7", lambda key: True),
-    ("3d40e07", lambda key: True),
-    ("b4643da", lambda key: True),
+
+@dataclass(frozen=True)
+class PolicyChange:
+    """A change of the online policy's behaviour: a row measured on a commit without it ran the
+    policy before, where the change reaches the row's workload."""
+
+    commit: str
+    what: str  # what it changed, for the page
+    reaches: Callable[[str], bool]  # the bench workload keys it changes
+    where: str = ""  # which workloads, where not all
+
+
+# Oldest first.
+POLICY_CHANGES: tuple[PolicyChange, ...] = (
+    PolicyChange(
+        "cb264e9",
+        "a window at `num_workers=0` is 3 steps, not 8, and at least `window_s`",
+        lambda key: key not in ("in-memory", "short-run"),
+        "not in-memory, whose steps at `num_workers=0` are shorter than `window_s` / 8, nor"
+        " short-run, told it is shorter than 400 steps",
+    ),
+    PolicyChange(
+        "8b33bab",
+        "a pool's windows are whole epochs where epochs are short, 50 steps or fewer at the"
+        " defaults",
+        lambda key: key == "tiny-epochs",
+        "tiny-epochs only",
+    ),
+    PolicyChange(
+        "b2a5434", "a configuration's RAM is read before its first window", lambda key: True
+    ),
+    PolicyChange(
+        "b55f0c7",
+        "a window below 0.3 of its configuration's median (a pause) counts nowhere",
+        lambda key: True,
+    ),
+    PolicyChange("3d40e07", "a pool's first `window_s` of steps is warm-up", lambda key: True),
+    PolicyChange(
+        "b4643da",
+        "a start still the best when the climb ends, measured in its one window, is measured again",
+        lambda key: True,
+    ),
 )
+
+
+def changes_text() -> str:
+    """The changes, for the page: each with what it changed and, where not all, whom."""
+    return "; ".join(
+        f"`{c.commit}`, {c.what}" + (f" ({c.where})" if c.where else "") for c in POLICY_CHANGES
+    )
 
 
 @cache  # one git call per commit and change: the rows of one run share their commit
@@ -51,12 +83,12 @@ def _has(commit: str, change: str) -> int:
 def policy(commit: str, key: str) -> str:
     """Whether a run's commit has the current online policy for workload `key`: "current",
     "before `<change>`" (the newest change it lacks), or "n/a" where git cannot tell."""
-    for change, reaches in reversed(POLICY_CHANGES):
-        if not reaches(key):
+    for change in reversed(POLICY_CHANGES):
+        if not change.reaches(key):
             continue
-        has = _has(commit, change)
+        has = _has(commit, change.commit)
         if has != 0:
-            return f"before `{change}`" if has == 1 else "n/a"
+            return f"before `{change.commit}`" if has == 1 else "n/a"
     return "current"
 
 
@@ -103,15 +135,7 @@ def summary(files: tuple[str, ...]) -> list[str]:
         f" ≥ {MIN_ONLINE_WHOLE}, after tuning ≥ {MIN_ONLINE_AFTER}). Both targets met on {met} of"
         f" {len(rows)} workloads. Each run's own section below has its notes: every miss's"
         " numbers and cause. *policy*: whether the run had the current online policy, as far as"
-        " it reaches that workload. Its changes: `cb264e9`, a window at `num_workers=0` is 3"
-        " steps, not 8, and at least `window_s` (it does not reach in-memory, whose steps at"
-        " `num_workers=0` are shorter than `window_s` / 8, or short-run, told it is shorter than"
-        " 400 steps); `8b33bab`, a pool's windows are whole epochs where epochs are short (50"
-        " steps or fewer at the defaults: tiny-epochs here); and, reaching every workload,"
-        " `b2a5434`, a configuration's RAM is read before its first window; `b55f0c7`, a window"
-        " below 0.3 of its configuration's median (a pause) counts nowhere; `3d40e07`, a pool's"
-        " first `window_s` of steps is warm-up; `b4643da`, a start still the best when the climb"
-        " ends, measured in its one window, is measured again.",
+        f" it reaches that workload. Its changes, oldest first: {changes_text()}.",
         "",
         table(head, "|---|---:|---:|---|---|---|---|---|", lines),
         "",
