@@ -178,6 +178,11 @@ class Comparison:
     band: float
     paired: int
 
+    @property
+    def separated(self) -> bool:
+        """The slower lies below the faster × (1 − band): the noise does not explain the gap."""
+        return self.slower_share < 1 - self.band
+
 
 def compare(
     best: Pieces, cand: Pieces, cv: float | None, paired_cv: float | None = None
@@ -225,7 +230,7 @@ def verdict(
         return Verdict.OPEN
     c = compare(best, cand, cv, paired_cv)
     wins = Verdict.BETTER if c.cand_faster else Verdict.WORSE
-    if c.slower_share < 1 - c.band:
+    if c.separated:
         return wins
     if c.band <= TARGET:
         return Verdict.TIED

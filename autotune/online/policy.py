@@ -668,9 +668,11 @@ class HillClimb:
         rival = max(rivals, key=lambda m: m.mean)
         # A best measured in fewer windows than a candidate needs (the start's one window, taken
         # to predict the climb) is measured again whatever the verdict: one window against a
-        # candidate's min_windows decides on that one window's luck.
+        # candidate's min_windows decides on that one window's luck. Otherwise the band decides,
+        # not the verdict: a rival measured to max_windows is exhausted, and the verdict's
+        # fallback would then let the difference alone pick a best of two lucky windows.
         short = self.best.n < self.settings.min_windows
-        if not short and self.verdict(self.best, rival) is Verdict.WORSE:
+        if not short and self._compared(self.best, rival).separated:
             return
         yield Request(self.best.config, again=True)
         self._adopt(rival, self.verdict(self.best, rival))
@@ -735,14 +737,26 @@ class HillClimb:
         if cand.failed:
             return Verdict.WORSE
         s = self.settings
+        mine, theirs, cv, paired_cv = self._evidence_of(best, cand)
+        return brain.verdict(
+            mine,
+            theirs,
+            cv,
+            exhausted=cand.n >= s.max_windows,
+            least=s.min_windows,
+            paired_cv=paired_cv,
+        )
+
+    def _compared(self, best: Measurement, cand: Measurement) -> brain.Comparison:
+        """The two speeds and the band the noise allows between them (decision/verdict.py)."""
+        return brain.compare(*self._evidence_of(best, cand))
+
+    def _evidence_of(
+        self, best: Measurement, cand: Measurement
+    ) -> tuple[brain.Pieces, brain.Pieces, float | None, float | None]:
+        """`best` and `cand`'s windows at the compared persistence setting, one window's noise
+        and the noise of pairs of windows taken back to back, as the one brain reads them."""
         setting = self._setting()
         mine = self._pieces(best, setting)
         others = [self._pieces(m, setting) for m in self.measured.values() if m is not best]
-        return brain.verdict(
-            mine,
-            self._pieces(cand, setting),
-            self.noise_cv(),
-            exhausted=cand.n >= s.max_windows,
-            least=s.min_windows,
-            paired_cv=brain.paired_noise(mine, others),
-        )
+        return mine, self._pieces(cand, setting), self.noise_cv(), brain.paired_noise(mine, others)
