@@ -60,6 +60,12 @@ POLICY_CHANGES: tuple[PolicyChange, ...] = (
         "a start still the best when the climb ends, measured in its one window, is measured again",
         lambda key: True,
     ),
+    PolicyChange(
+        "1358da7",
+        "the best is measured again wherever its closest rival lies within the noise band, also"
+        " against a rival measured to `max_windows`",
+        lambda key: True,
+    ),
 )
 
 
