@@ -58,6 +58,11 @@ ONLINE_45 = (
         path.relative_to(ROOT).as_posix()
         for path in (ROOT / "results/bench/online-45").glob("after-*/online.json")
     ),
+    # The final code's run, a workload at a time (final/run.sh).
+    *sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "results/bench/online-45/final").glob("*/online.json")
+    ),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
