@@ -4,6 +4,7 @@ results/bench/online-45/final/table.py, from the repository root. Reads final/WO
 1358da7 was found), and for the earlier figure the newest run of 3 rounds or more among the runs
 the docs' online page reads (docs/gen/results_pages.py), these two folders left out."""
 
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[4]
 sys.path[:0] = [str(ROOT), str(ROOT / "docs" / "gen")]
 from online_summary import newest_rows  # noqa: E402
 from results_pages import ONLINE, ONLINE_45  # noqa: E402
+
+from autotune.made_by import git_commit  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,6 +26,11 @@ def worst(row: dict, key: str) -> str:
 
 def main() -> None:
     final_files = sorted(HERE.glob("*/online.json"))
+    print(
+        f"# python results/bench/online-45/final/table.py --"
+        f" {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
+        f" {git_commit()}; the runs' own commits and dates are in each online.json\n"
+    )
     earlier = newest_rows(tuple(f for f in ONLINE + ONLINE_45 if "/final" not in f))
     print(
         "| workload | ideal (c) | (b) chose | whole run, worst (rounds) | after tuning, worst"
