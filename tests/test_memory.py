@@ -579,3 +579,80 @@ def test_a_best_picked_among_ties_is_checked_against_its_rate_less_the_pick(tmp_
     again = _climb()
     assert restore(again, _remembered(tmp_path, tied))
     assert again.reuse.selection_bias == 0.0  # checked: at the check's level now
+
+
+# -- the rate the check compares with: the choice's after exploring ------------------------------
+
+# STARVED where a pool started by a switch delivers 12% faster for its first 230 steps.
+BOOSTED = Loop(fetch_s=0.083, convoy=0.15, boost=0.12)
+
+
+def test_the_check_compares_with_the_choices_rate_after_exploring(tmp_path):
+    """Run 1 chose on windows read just after its switches; over the rest of the run its choice
+    ran at its steady rate, which run 2's check, from step 0, reads too: like with like."""
+    first = _climb()
+    BOOSTED.run(first, after=1500)
+    settled = first.settled
+    assert settled is not None and settled.config == first.current
+    assert settled.n >= first.settings.min_windows
+    assert settled.mean < 0.95 * first.best.mean  # the choice's windows read in the boost
+    entry = _remembered(tmp_path, first)
+    assert entry.settled is not None and entry.settled.rates == settled.rates
+    second = _climb()
+    assert restore(second, entry)
+    r = second.reuse
+    assert r.remembered_rate == pytest.approx(settled.mean)
+    assert r.settled_steps == settled.steady_steps and r.selection_bias == 0.0
+    BOOSTED.run(second)
+    assert r.check is Check.HELD and second.stop_reason is StopReason.REMEMBERED
+    assert r.rate / r.remembered_rate == pytest.approx(1.0, abs=0.03)
+    assert r.rate / first.best.mean < 0.92  # what the windows that chose it would have said
+    assert f"over {settled.steady_steps} steps after exploring" in note(r, 32)
+
+
+def test_a_run_too_short_after_exploring_remembers_the_windows_that_chose(tmp_path):
+    first = _climb()
+    BOOSTED.run(first, after=3)
+    assert first.settled is not None and first.settled.n < first.settings.min_windows
+    entry = _remembered(tmp_path, first)
+    assert entry.settled is None
+    second = _climb()
+    assert restore(second, entry)
+    assert second.reuse.settled_steps is None
+    assert second.reuse.remembered_rate == pytest.approx(first.best.mean)
+
+
+def test_a_settled_rate_is_kept_by_a_run_whose_check_held_and_dropped_on_a_drift(tmp_path):
+    first = _climb()
+    BOOSTED.run(first, after=1500)
+    entry = _remembered(tmp_path, first)
+    held = _climb()
+    assert restore(held, entry)
+    BOOSTED.run(held)  # ends with its check: no settled windows of its own
+    kept = _remembered(tmp_path, held, run="run-2")
+    assert kept.settled == entry.settled
+    drifted = _climb()
+    assert restore(drifted, kept)
+    Loop(fetch_s=0.25, convoy=0.15).run(drifted)
+    assert drifted.reuse.check is Check.DRIFTED
+    assert _remembered(tmp_path, drifted, run="run-3").settled is None
+
+
+def test_the_memory_is_written_again_at_exit_with_the_rate_after_exploring(tmp_path):
+    """The outcome is published where exploring ends; the settled windows come after it, and
+    the exit's write keeps them."""
+    import torch
+
+    from autotune.online.finish import Outbox
+
+    climb = _climb()
+    explored = STARVED.run(climb)
+    outbox = Outbox(results_dir=None, name="Indices-loader", memory=_memory(tmp_path))
+    outbox.publish(Outcome.of(climb, Ledger(), WORKLOAD, 32, torch.device("cpu")))
+    [(_, entry)] = store.entries(tmp_path)
+    assert entry.settled is None
+    STARVED.run(climb, after=600, start=explored)
+    outbox.at_exit()
+    [(_, entry)] = store.entries(tmp_path)
+    assert entry.settled is not None and entry.settled.rates == climb.settled.rates
+    assert entry.runs == 1  # one run, written twice

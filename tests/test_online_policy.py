@@ -37,6 +37,10 @@ class Loop:
     # A pool without persistent workers starts afresh at every epoch, paying its start-up again
     # (each worker's first-item open); off, every epoch's first batch is a refill.
     fresh_pools: bool = False
+    # A pool started mid-run (a switch) delivers this much faster for its first `boost_steps`
+    # steps than one running since the run's start (results/bench/repeated-runs/notes.md).
+    boost: float = 0.0
+    boost_steps: int = 230
 
     def timing(self, config: LoaderConfig) -> tuple[float, float]:
         """(step seconds, of which waiting inside __next__)."""
@@ -56,18 +60,32 @@ class Loop:
         """An epoch's first batch from a pool kept across the epoch's end (its refill)."""
         return self.timing(config)[0]
 
-    def run(self, climb: HillClimb, seed=0, limit=20_000, epoch: int | None = None) -> int:
-        """Steps until exploring ends (at most `limit`). With `epoch`, the loader's epochs: the
-        training calls epoch_ended() after each, and an epoch's first step has no step time (the
-        loop's time between epochs is not a step), its wait being a kept pool's refill, or a new
-        pool's start-up after a switch announced at the epoch's end."""
+    def run(
+        self,
+        climb: HillClimb,
+        seed=0,
+        limit=20_000,
+        epoch: int | None = None,
+        after: int = 0,
+        start: int = 0,
+    ) -> int:
+        """Steps until exploring ends (at most `limit`), and `after` more once it has. With
+        `epoch`, the loader's epochs: the training calls epoch_ended() after each, and an epoch's
+        first step has no step time (the loop's time between epochs is not a step), its wait
+        being a kept pool's refill, or a new pool's start-up after a switch announced at the
+        epoch's end. `start`: the run's step index at the call (a run going on)."""
         rng = random.Random(seed)
-        segment = 0
-        for n in range(limit):
+        # The step the running pool started at: a pool started at the run's start is not boosted.
+        segment, switched_at, explored = 0, start, None
+        for n in range(start, start + limit):
             if not climb.exploring:
-                return n
+                explored = n - start if explored is None else explored
+                if n - start - explored >= after:
+                    return explored
             step_s, wait_s = self.timing(climb.current)
             step_s *= 1 + rng.gauss(0, self.noise)
+            if switched_at > 0 and n - switched_at < self.boost_steps:
+                step_s /= 1 + self.boost
             cpu = wait_s * self.cpu_share if climb.current.num_workers == 0 else 0.0001
             startup = self.startup_s if segment == 0 else None
             if epoch is not None and n % epoch == 0 and n:  # the meter starts a segment each epoch
@@ -79,7 +97,9 @@ class Loop:
             segment = 0 if climb.observe(step) is not None else segment + 1
             if epoch is not None and (n + 1) % epoch == 0 and climb.epoch_ended() is not None:
                 segment = 0
-        return limit
+            if segment == 0:  # a new pool from the next step on
+                switched_at = n + 1
+        return limit if explored is None else explored
 
 
 def _measured(climb: HillClimb) -> list[LoaderConfig]:

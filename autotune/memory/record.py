@@ -60,6 +60,9 @@ class Entry(BaseModel):
     # what that exploring lost against its best so far (the bound's count), in seconds
     exploration_cost_s: float = Field(0.0, ge=0)
     measured: list[Windows] = Field(default_factory=list)
+    # The choice's windows after exploring ended, over the rest of the run (policy.py's
+    # HillClimb.settled): the rate the next run's check compares with, where there are enough.
+    settled: Windows | None = None
     # Where the source is `tune`: the recipe's rates (samples/s) and batch size, for the report.
     tuned_samples_per_s: float | None = None
     updated: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))

@@ -291,7 +291,8 @@ class Outbox:
     notices: Notices = Notices.ALL
     memory: Memory | None = None  # where the run is remembered (memory.py); None: it is not
     _written_outcome: Outcome | None = field(default=None, repr=False)
-    _remembered: Outcome | None = field(default=None, repr=False)
+    # The outcome last remembered, and its settled windows then (they grow after it is made).
+    _remembered: tuple[Outcome, int] | None = field(default=None, repr=False)
 
     def arm(self) -> None:
         if self.results_dir is not None or self.memory is not None:
@@ -349,7 +350,11 @@ class Outbox:
 
     def _remember(self, outcome: Outcome) -> None:
         """The memory keeps what the outcome's climb measured (store.py never raises)."""
-        if self.memory is None or outcome.snapshot is None or outcome is self._remembered:
+        if self.memory is None or outcome.snapshot is None:
             return
-        self.memory.save(outcome.snapshot, self.name)
-        self._remembered = outcome
+        settled = outcome.snapshot.settled
+        now = (outcome, 0 if settled is None else settled.n)
+        last = self._remembered
+        if last is None or last[0] is not outcome or last[1] != now[1]:
+            self.memory.save(outcome.snapshot, self.name)
+            self._remembered = now

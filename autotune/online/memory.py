@@ -54,6 +54,18 @@ class Snapshot:
     measured: tuple[Windows, ...]
     exploration_steps: int = 0
     exploration_cost_s: float = 0.0
+    # The chosen configuration's windows after exploring (HillClimb.settled), still growing
+    # while the run goes on: read where the memory is written (Memory.save), at exit the last time.
+    settled: Measurement | None = None
+    least_settled: int = 1  # the windows a settled rate needs (the climb's min_windows)
+    # An earlier run's settled rate of the same choice still holds where this run has none of
+    # its own yet: its check did not find a drift.
+    keeps_settled: bool = False
+
+    @property
+    def settled_windows(self) -> Windows | None:
+        m = self.settled
+        return windows_of(m) if m is not None and m.n >= self.least_settled else None
 
 
 def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
@@ -77,6 +89,9 @@ def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
         measured,
         climb.prior_steps + climb.steps,
         climb.exploration_cost_s(),
+        climb.settled,
+        climb.settings.min_windows,
+        climb.reuse is not None and climb.reuse.check is not Check.DRIFTED,
     )
 
 
@@ -120,10 +135,15 @@ class Memory:
         return cls(folder, key, store.load(folder, key), run_id)
 
     def save(self, shot: Snapshot, name: str) -> None:
+        chosen = shot.chosen.as_dict()
+
         def change(entry: Entry | None) -> Entry:
             runs = 0 if entry is None else entry.runs
             if entry is None or entry.last_run != self.run_id:
                 runs += 1
+            settled = shot.settled_windows
+            if settled is None and shot.keeps_settled and entry is not None:
+                settled = entry.settled if entry.chosen == chosen else None
             return Entry(
                 key=self.key,
                 source=Source.ONLINE,
@@ -131,10 +151,11 @@ class Memory:
                 last_run=self.run_id,
                 name=name,
                 start=shot.start.as_dict(),
-                chosen=shot.chosen.as_dict(),
+                chosen=chosen,
                 exploring_finished=shot.finished,
                 stop=shot.stop,
                 measured=list(shot.measured),
+                settled=settled,
                 exploration_steps=shot.exploration_steps,
                 exploration_cost_s=shot.exploration_cost_s,
             )
@@ -214,10 +235,16 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     if best is None or best.failed or not (best.n or entry.source is Source.TUNE):
         return False
     noise = noise_cv([m.pieces for m in measured.values()])
-    remembered = best.mean if best.n and entry.source is Source.ONLINE else None
-    # Measured again after it was picked, or checked by a later run (its windows then scaled to
-    # that run's level), it carries no pick's bias.
-    picked = remembered is not None and best.fresh_from == 0 and not best.checked
+    online = entry.source is Source.ONLINE
+    # The rate the check compares with: the choice's over the rest of the run that chose it,
+    # where that run went on long enough (Entry.settled), else the windows it was chosen on.
+    settled = _settled(entry, chosen, climb.settings.min_windows) if online else None
+    rated = settled or best
+    remembered = rated.mean if rated.n and online else None
+    # Measured again after it was picked (after exploring, too), or checked by a later run (its
+    # windows then scaled to that run's level), it carries no pick's bias.
+    picked = remembered is not None and settled is None and best.fresh_from == 0
+    picked = picked and not best.checked
     rivals = [m.pieces for m in measured.values() if m is not best and m.n and not m.failed]
     reuse = Reuse(
         run=entry.runs + 1,
@@ -227,14 +254,15 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         finished=entry.exploring_finished,
         measured=sum(1 for m in measured.values() if m.n),
         remembered_rate=remembered,
-        remembered_n=best.n,
+        remembered_n=rated.n,
         noise_cv=noise,
         source=str(entry.source),
         selection_bias=drift.selection_bias(noise, best.pieces, rivals) if picked else 0.0,
-        remembered_steady=best.steady_steps / best.steady_s
-        if remembered and best.steady_s > 0
+        remembered_steady=rated.steady_steps / rated.steady_s
+        if remembered and rated.steady_s > 0
         else None,
         remembered_startup_s=best.startup_s if remembered else None,
+        settled_steps=settled.steady_steps if settled is not None else None,
     )
     _fresh_check(best)
     if not entry.exploring_finished:
@@ -245,6 +273,15 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     climb._request = Request(best.config, again=True)
     climb.reuse = reuse
     return True
+
+
+def _settled(entry: Entry, chosen: LoaderConfig, least: int) -> Measurement | None:
+    """The remembered choice's windows after exploring, where it has `least` of them and they
+    are of the configuration this run starts."""
+    w = entry.settled
+    if w is None or len(w.rates) < least or w.config != entry.chosen:
+        return None
+    return measurement_of(w, chosen)
 
 
 def _fresh_check(m: Measurement) -> None:
@@ -289,11 +326,15 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
         elif r.selection_bias:
             seen += f", against {old} {_less_bias(r)}"
         kept = "n/a" if r.remembered_rate is None else f"{r.remembered_rate * batch_size:.1f}"
+        if r.settled_steps is not None:
+            kept += f" over {r.settled_steps} steps after exploring"
         return (
             f"{where} ({base} at {kept} samples/s{extra}), but {seen} ({drift:+.0f}%, beyond the"
             f" {100 * r.band:.0f}% the noise and drift allow): exploring started again"
         )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"
+    if r.settled_steps is not None:
+        old += f" over {r.settled_steps} steps after exploring"
     if r.selection_bias and r.remembered_rate is not None:
         old = f"{r.remembered_rate * batch_size:.1f}, {old} {_less_bias(r)}"
     checked = (

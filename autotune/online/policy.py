@@ -153,6 +153,8 @@ class HillClimb:
         self._since_epoch_start = False
         self._climb = self._plan()
         self.reuse: Reuse | None = None  # set where the run starts from the memory (memory.py)
+        # The chosen configuration after exploring ended (_settled_step); None while exploring.
+        self.settled: Measurement | None = None
         if not (
             "num_workers" in tuned
             or "prefetch_factor" in tuned
@@ -166,6 +168,7 @@ class HillClimb:
 
     def observe(self, step: Step) -> LoaderConfig | None:
         if not self.exploring:
+            self._settled_step(step)
             return None
         self.steps += 1
         if self.checking:
@@ -175,10 +178,7 @@ class HillClimb:
         m.steps += 1
         if step.startup_s is not None and m.startup_s is None:
             m.startup_s = step.startup_s
-        if step.segment_step == 0:
-            self._segment_s = 0.0
-        elif step.step_s is not None:
-            self._segment_s += step.step_s
+        self._segment_step(step)
         if self.checking and self._drifted_early(step):
             return self._restart(m)
         if self._primed:
@@ -200,18 +200,43 @@ class HillClimb:
                 self._ram.wait(RAM_WAIT_S)
                 m.ram_mib = self._ram.value(m.config)
             warm_up = max(first, 2)
-        if s.windowed_by_epoch(self.current):  # its window closes at the epoch's end
+        return self._window_closed(m) if self._add(m, step, warm_up) else None
+
+    def _segment_step(self, step: Step) -> None:
+        if step.segment_step == 0:
+            self._segment_s = 0.0
+        elif step.step_s is not None:
+            self._segment_s += step.step_s
+
+    def _add(self, m: Measurement, step: Step, warm_up: int) -> bool:
+        """`step` into `m`'s windows, where it is steady; True when it closed a window (a
+        whole-epoch window closes at the epoch's end instead)."""
+        s = self.settings
+        if s.windowed_by_epoch(self.current):
             if self._since_epoch_start:
                 m.add_to_epoch(step)
-            return None
+            return False
         steady = (
             step.step_s is not None
             and step.index >= s.warmup
             and step.segment_step >= warm_up
             and s.warmed(self.current, step.segment_step, self._segment_s)
         )
-        window_done = steady and m.add(step, *s.window(self.current), s.window_s)
-        return self._window_closed(m) if window_done else None
+        return steady and m.add(step, *s.window(self.current), s.window_s)
+
+    def _settled_step(self, step: Step) -> None:
+        """After exploring, the chosen configuration's steps go on into windows of their own
+        (`settled`), measured as the climb measures: its rate over the rest of the run, which the
+        memory keeps for the next run's check (memory.py). The windows that chose it were read
+        after a switch, and a pool started mid-run delivers faster for a while than one
+        running since the run's start (results/bench/repeated-runs/notes.md): the next run's
+        check, from step 0, is compared with a rate read as it reads."""
+        m = self.settled
+        if m is None:
+            return
+        m.steps += 1
+        self._segment_step(step)
+        self._add(m, step, self.settings.segment_warm_up(self.current))
 
     def _window_closed(self, m: Measurement) -> LoaderConfig | None:
         if m.ram_mib is None:
@@ -394,6 +419,11 @@ class HillClimb:
         first one, unless epochs are short); otherwise the next epoch goes on with the running
         candidate."""
         if not self.exploring:
+            if self.settled is not None:
+                if self.settings.windowed_by_epoch(self.current):
+                    self.settled.close_epoch()
+                self.settled.resumed()
+            self._since_epoch_start = True
             return None
         ran = self.current
         m = self.measured[ran]
@@ -501,8 +531,11 @@ class HillClimb:
         chosen = self._persistence(self.best.config)
         running = self.current
         self.current = chosen
+        self.settled = Measurement(chosen)
         # Persistence alone acts at the next epoch's start: no workers restart for it now.
         same = replace(chosen, persistent_workers=running.persistent_workers) == running
+        if not same:
+            self._since_epoch_start = False
         return None if same else chosen
 
     # -- the plan: configurations to measure, each judged against the best so far ------------
