@@ -195,7 +195,7 @@ class HillClimb:
             # comes two steps before the first one steady by count (a pool's first window_s may
             # hold more: ClimbSettings.warmed), or one step later where there is no room for
             # that (a short run's start).
-            first = max(warm_up, s.warmup - (step.index - step.segment_step))
+            first = max(warm_up, s.run_warm_up(m.config) - (step.index - step.segment_step))
             if step.segment_step == max(0, first - 2):
                 self._ram.wait(RAM_WAIT_S)
                 m.ram_mib = self._ram.value(m.config)
@@ -218,7 +218,7 @@ class HillClimb:
             return False
         steady = (
             step.step_s is not None
-            and step.index >= s.warmup
+            and step.index >= s.run_warm_up(self.current)
             and step.segment_step >= warm_up
             and s.warmed(self.current, step.segment_step, self._segment_s)
         )
@@ -703,9 +703,13 @@ class HillClimb:
         # to predict the climb) is measured again whatever the verdict: one window against a
         # candidate's min_windows decides on that one window's luck. Otherwise the band decides,
         # not the verdict: a rival measured to max_windows is exhausted, and the verdict's
-        # fallback would then let the difference alone pick a best of two lucky windows.
+        # fallback would then let the difference alone pick a best of two lucky windows. A rival
+        # faster beyond the band is no reason to stop: fewer workers, each tied with the best
+        # before it and cheaper, can step down in ties until the last lies beyond the band of
+        # the fastest; the best is measured again, and the rival taken where it still is faster.
         short = self.best.n < self.settings.min_windows
-        if not short and self._compared(self.best, rival).separated:
+        compared = self._compared(self.best, rival)
+        if not short and compared.separated and not compared.cand_faster:
             return
         yield Request(self.best.config, again=True)
         self._adopt(rival, self.verdict(self.best, rival))
