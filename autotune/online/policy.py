@@ -15,8 +15,9 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
    GPU, measured before any bound can end the climb), and this step measures the best unpinned.
-   Then the winner's curse: where the closest rival is within noise, or the best is the start
-   measured in its one window, the best is measured again and judged on its new windows alone.
+   Then the winner's curse: where the closest rival is within noise or faster beyond it, or the
+   best is the start measured in its one window, the best is measured again and judged on its
+   new windows alone.
 
 Verdicts are the one brain's (decision/verdict.py, which search/choose.py reads too) over windows
 of the loop's own steps (after a switch's start-up, the batches its workers buffered meanwhile,

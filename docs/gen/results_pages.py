@@ -50,19 +50,23 @@ ONLINE = (
     "results/bench/online-final-demo/online.json",
     "results/bench/online-final-rest/online.json",
 )
+
+
+def _under(folder: str, pattern: str) -> list[str]:
+    """The files under `folder` that match `pattern`, as repository paths, in order."""
+    return sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / folder).glob(pattern))
+
+
 # Issue 45's side-by-side runs, a workload at a time: the after code's, and the runs of the
 # policies that were kept (the runs of policies reverted, and the before codes', are left out).
 # They feed the newest figures; their sections are in results/bench/online-45/notes.md.
 ONLINE_45 = (
-    *sorted(
-        path.relative_to(ROOT).as_posix()
-        for path in (ROOT / "results/bench/online-45").glob("after-*/online.json")
-    ),
+    *_under("results/bench/online-45", "after-*/online.json"),
     # The final code's run, a workload at a time (final/run.sh).
-    *sorted(
-        path.relative_to(ROOT).as_posix()
-        for path in (ROOT / "results/bench/online-45/final").glob("*/online.json")
-    ),
+    *_under("results/bench/online-45/final", "*/online.json"),
+    # a07698a's side of its side-by-side run (ab-a07698a/run.sh); the code before it is the
+    # comparison only, not a newest figure.
+    *_under("results/bench/online-45/ab-a07698a/new", "*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
