@@ -42,9 +42,9 @@ def test_a_known_short_run_measures_its_start_in_a_few_steps():
     short = _short(160)
     Loop(fetch_s=0.160, step_s=0.040).run(short)
     start = LoaderConfig()
-    # the run's start (2 steps) and a 3-step window (num_workers=0: no convoy), against 1 step
-    # each (1% of 160; a 200 ms step is longer than window_s)
-    assert unknown.measured[start].steps == 5
+    # 5 warm-up steps and a 3-step window (num_workers=0: no convoy), against 1 step each (1% of
+    # 160; a 200 ms step is longer than window_s)
+    assert unknown.measured[start].steps == 8
     assert short.measured[start].steps == 2
     assert _measured(short)[1].num_workers == _measured(unknown)[1].num_workers
 

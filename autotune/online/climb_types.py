@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from autotune.decision.worker_range import Fits, WorkerRange, any_fits
-from autotune.online.meter import RUN_START_STEPS
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import BY_NAME
 from autotune.strenum import StrEnum
@@ -155,16 +154,6 @@ class ClimbSettings:
         if self.total_steps is None:
             return self.warmup_steps
         return min(self.warmup_steps, max(1, self.total_steps // 100))
-
-    def run_warm_up(self, config: LoaderConfig) -> int:
-        """The run's first steps that no window of `config` counts (`warmup`). At num_workers=0
-        only the run's start (meter.RUN_START_STEPS: the script's first training step, with its
-        one-time warm-up): no pool fills there, each step fetches its own batch inside
-        `__next__`, and the script's start, often its slowest configuration, would otherwise run
-        more of its steps before they count."""
-        if config.num_workers == 0:
-            return min(self.warmup, RUN_START_STEPS)
-        return self.warmup
 
     @property
     def least_window(self) -> int:

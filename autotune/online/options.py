@@ -53,7 +53,7 @@ class OnlineOptions(BaseModel):
     # at num_workers=0, where there is no convoy.
     window_steps: int = Field(8, ge=2)
     window_s: float = Field(0.1, ge=0)  # and at least this long, within the epoch's room
-    warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured (at w0: 2 at most)
+    warmup_steps: int = Field(5, ge=0)  # the run's first steps, never measured
     min_windows: int = Field(2, ge=2)  # a configuration's windows before it is judged
     max_windows: int = Field(6, ge=2)  # after which a candidate within the band counts as tied
     cuda: bool | None = None  # pin_memory is tuned where CUDA is used (default: it is available)

@@ -196,7 +196,7 @@ class HillClimb:
             # comes two steps before the first one steady by count (a pool's first window_s may
             # hold more: ClimbSettings.warmed), or one step later where there is no room for
             # that (a short run's start).
-            first = max(warm_up, s.run_warm_up(m.config) - (step.index - step.segment_step))
+            first = max(warm_up, s.warmup - (step.index - step.segment_step))
             if step.segment_step == max(0, first - 2):
                 self._ram.wait(RAM_WAIT_S)
                 m.ram_mib = self._ram.value(m.config)
@@ -219,7 +219,7 @@ class HillClimb:
             return False
         steady = (
             step.step_s is not None
-            and step.index >= s.run_warm_up(self.current)
+            and step.index >= s.warmup
             and step.segment_step >= warm_up
             and s.warmed(self.current, step.segment_step, self._segment_s)
         )

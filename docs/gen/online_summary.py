@@ -68,8 +68,7 @@ POLICY_CHANGES: tuple[PolicyChange, ...] = (
     ),
     PolicyChange(
         "a07698a",
-        "the start at `num_workers=0` is measured from the run's third step; the best is"
-        " measured again where its fastest rival lies beyond the band above it",
+        "the best is measured again where its fastest rival lies beyond the band above it",
         lambda key: True,
     ),
 )

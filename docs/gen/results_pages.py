@@ -64,9 +64,6 @@ ONLINE_45 = (
     *_under("results/bench/online-45", "after-*/online.json"),
     # The final code's run, a workload at a time (final/run.sh).
     *_under("results/bench/online-45/final", "*/online.json"),
-    # a07698a's side of its side-by-side run (ab-a07698a/run.sh); the code before it is the
-    # comparison only, not a newest figure.
-    *_under("results/bench/online-45/ab-a07698a/new", "*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
