@@ -854,4 +854,3 @@ def test_a_best_whose_rival_lies_beyond_the_band_is_not_measured_again():
     }
     climb.best = climb.measured[fast]
     assert list(climb._confirm()) == []
-
