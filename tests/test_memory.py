@@ -656,3 +656,16 @@ def test_the_memory_is_written_again_at_exit_with_the_rate_after_exploring(tmp_p
     [(_, entry)] = store.entries(tmp_path)
     assert entry.settled is not None and entry.settled.rates == climb.settled.rates
     assert entry.runs == 1  # one run, written twice
+
+
+def test_the_rate_after_exploring_is_kept_in_a_bounded_number_of_windows(tmp_path):
+    """A long training measures its choice after exploring only until SETTLED_WINDOWS windows:
+    the steps after them cost nothing, and the memory's entry does not grow with the run."""
+    from autotune.online.policy import SETTLED_WINDOWS
+
+    climb = _climb()
+    STARVED.run(climb, after=20_000)
+    settled = climb.settled
+    assert settled is not None and len(settled.rates) == SETTLED_WINDOWS
+    assert settled.steps < 20_000
+    assert len(_remembered(tmp_path, climb).settled.rates) == SETTLED_WINDOWS

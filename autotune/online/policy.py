@@ -85,6 +85,10 @@ from autotune.space.knobs import BY_NAME
 # The most the loop waits, once a configuration's warm-up is over, for the RAM reading started
 # with its pool; a reading still running then goes on beside the windows.
 RAM_WAIT_S = 1.0
+# The most windows the chosen configuration is measured in after exploring (HillClimb.settled):
+# past them each step costs nothing more, and the memory's file (written at exit, read at the
+# next run's start) does not grow with the training's length.
+SETTLED_WINDOWS = 64
 
 
 class Policy(Protocol):
@@ -233,7 +237,7 @@ class HillClimb:
         running since the run's start (results/bench/repeated-runs/notes.md): the next run's
         check, from step 0, is compared with a rate read as it reads."""
         m = self.settled
-        if m is None:
+        if m is None or len(m.rates) >= SETTLED_WINDOWS:
             return
         m.steps += 1
         self._segment_step(step)
