@@ -307,10 +307,27 @@ def test_fixed_workers_tunes_the_rest_only():
 def test_workers_given_start_the_refinement_without_a_prediction():
     climb = HillClimb(LoaderConfig(num_workers=2), TUNED, _settings())
     Loop(fetch_s=0.083).run(climb)
-    # no fetch at num_workers=0 to predict from: a deeper prefetch, then up the ladder, while the
-    # loop waits on the loader
-    assert [m.config.num_workers for m in climb.measured.values()] == [2, 2, 3, 3, 4]
+    # no fetch at num_workers=0 to predict from: up the ladder while the loop waits on the
+    # loader; each pool waits more than a rung's worth (2 workers 58% of the step, 3 workers 40%),
+    # so more workers come before a deeper prefetch
+    assert [m.config.num_workers for m in climb.measured.values()] == [2, 3, 4]
     assert climb.best.config.num_workers == 4 and not climb.best.starved
+
+
+def test_a_pool_short_of_workers_by_more_than_a_rung_gets_workers_before_a_deeper_prefetch():
+    """The start's window at num_workers=0 was lucky (items of 30 ms where the workers' take
+    83 ms: a heavy tail with no straggler in it): the jump lands on 2 workers, which wait 58% of
+    the step. A deeper prefetch adds no throughput there, and the climb goes up the workers."""
+    loop = Loop(fetch_s=0.083)
+    workers_timing = loop.timing
+    loop.timing = lambda c: (0.050, 0.030) if c.num_workers == 0 else workers_timing(c)
+    climb = HillClimb(LoaderConfig(), TUNED, _settings())
+    loop.run(climb)
+    tried = [(m.config.num_workers, m.config.prefetch_factor) for m in climb.measured.values()]
+    assert tried[1] == (2, 2)  # ceil(1.1 x 30 / 20): the lucky window's prediction
+    assert tried[2][0] > 2 and tried[2][1] == 2
+    assert climb.best.config.num_workers >= 5 and not climb.best.starved
+    assert (2, 4) not in tried
 
 
 def test_nothing_tunable_explores_nothing():

@@ -69,6 +69,19 @@ def still_rising(ev: Evidence) -> bool:
     return bool(below) and ev.rate >= (1 + FALLEN) * max(below)
 
 
+def count_short(workers: int, wait_share: float | None, next_workers: int) -> bool:
+    """Whether a starved pool of `workers` is short of workers rather than held up by convoys:
+    its steady rate, scaled linearly to the next rung's `next_workers`, still falls short of the
+    step's own rate (the step without its wait), that is its step waits more than
+    1 - workers / next_workers of its time. A deeper prefetch rides out convoys (a slow item
+    holding up the batches behind it) but adds no throughput, so a pool short of workers gets
+    more workers first. Assumes the rate scales at most linearly with the count: short at the
+    next rung means short by more than one."""
+    if wait_share is None or workers <= 0 or next_workers <= workers:
+        return False
+    return wait_share > 1 - workers / next_workers
+
+
 def growth_stop(ev: Evidence, top: int) -> str | None:
     """Why the range must not grow past `top` on this evidence; None where it should."""
     if not at_top(ev.workers, top):

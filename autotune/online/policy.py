@@ -8,9 +8,11 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    probes' model, capped by the free cores only where the fetch computes); the climb jumps there.
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
-   waiting on storage), then more workers: the count its own measured rate says the step needs, at
-   least the next rung, past the worker range's top where the workers wait rather than compute
-   (decision/worker_range.py). A candidate that is not better ends that direction.
+   waiting on storage), then more workers (more workers first where the pool is short of them by
+   more than a rung: decision/worker_range.py's `count_short`): the count its own measured rate
+   says the step needs, at least the next rung, past the worker range's top where the workers
+   wait rather than compute (decision/worker_range.py). A candidate that is not better ends that
+   direction.
 3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
@@ -61,7 +63,7 @@ from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
 from autotune.decision.epoch_time import EpochParts, rate_at, shared_setting, steady_of
 from autotune.decision.verdict import Verdict
-from autotune.decision.worker_range import Evidence, Fits, any_fits
+from autotune.decision.worker_range import Evidence, Fits, any_fits, count_short
 from autotune.online.climb_types import (
     START_WINDOWS,
     UNCAPPED,
@@ -609,22 +611,28 @@ class HillClimb:
 
     def _deeper(self) -> list[LoaderConfig]:
         """For a starved loop, cheapest first: a deeper prefetch, then more workers (at least the
-        next rung, more where its own rate says the step needs them)."""
+        next rung, more where its own rate says the step needs them); more workers first where
+        the pool is short of them by more than a rung (decision/worker_range.py's
+        `count_short`: a deeper prefetch adds no throughput)."""
         config = self.best.config
-        out = []
+        deeper_pf: list[LoaderConfig] = []
+        more: list[LoaderConfig] = []
         pf = BY_NAME["prefetch_factor"]
         if "prefetch_factor" in self.tuned and config.num_workers > 0:
             deeper = [v for v in pf.values if v > pf.effective(config.prefetch_factor)]
             if deeper:
-                out.append(self._candidate("prefetch_factor", deeper[0]))
+                deeper_pf.append(self._candidate("prefetch_factor", deeper[0]))
         if "num_workers" in self.tuned:
             needed = self._needed()
             rung = self._rung(config.num_workers, 1)
             if rung is None and self._may_grow(needed):
                 rung = self._rung(config.num_workers, 1)
             if rung is not None:
-                out.append(self._candidate("num_workers", self.range.admit(max(rung, needed or 0))))
-        return out
+                wanted = self.range.admit(max(rung, needed or 0))
+                more.append(self._candidate("num_workers", wanted))
+                if count_short(config.num_workers, self.best.starved_share, rung):
+                    return more + deeper_pf
+        return deeper_pf + more
 
     def _may_grow(self, needed: int | None) -> bool:
         """The best sits at the range's top: the one range's rules decide whether it grows. A
