@@ -3,6 +3,7 @@ defined in that file (spawn and forkserver workers import it by name in a fresh 
 a tuning whose every configuration with workers failed is an error, not a num_workers=0 recipe."""
 
 import multiprocessing
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -196,3 +197,35 @@ def test_the_online_loader_runs_spawned_and_forkserver_workers(tmp_path, method)
         assert loader.tuner_state.failed == {}  # no configuration's workers failed to start
     finally:
         loader.close()
+
+
+OFFLINE_POOL = """
+from autotune.space.config import LoaderConfig
+from autotune.workload.spec import load_workload
+workload = load_workload("sim:length=64")
+workload.make_loader(LoaderConfig(num_workers=0))
+assert "numpy.random" not in sys.modules, "imported without workers"
+workload.make_loader(LoaderConfig(num_workers=1))
+"""
+ONLINE_POOL = """
+import autotune
+from autotune.online.options import TUNED
+loader = autotune.DataLoader(list(range(8)), num_workers=1, fixed=TUNED, online={"memory": False})
+assert "numpy.random" not in sys.modules, "imported before the pool starts"
+next(iter(loader))
+"""
+
+
+@pytest.mark.parametrize("pool", [OFFLINE_POOL, ONLINE_POOL], ids=["burst", "online"])
+def test_what_a_forked_worker_would_import_first_is_imported_before_its_pool_starts(pool, tmp_path):
+    """torch's worker loop seeds numpy.random, which numpy loads lazily: imported in each forked
+    worker, where a garbage collection inside the import can kill it on Python 3.11 and older
+    (CPython gh-91351). A pool that autotune starts finds it imported (in a fresh interpreter:
+    this one has imported it already)."""
+    head = "import sys\nimport torch\n"
+    check = 'assert "numpy.random" not in sys.modules, "imported by torch: nothing to test"\n'
+    code = head + check + pool + 'assert "numpy.random" in sys.modules\n'
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

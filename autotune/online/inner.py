@@ -19,6 +19,7 @@ from torch.utils.data import IterableDataset
 
 from autotune.online.index_stream import Feed, StreamSampler
 from autotune.space.config import LoaderConfig
+from autotune.space.start_method import import_what_workers_import
 
 log = logging.getLogger("autotune")
 
@@ -70,6 +71,8 @@ class InnerLoaders:
         """A torch DataLoader for `config`: over the feed's stream, its workers' base seed drawn
         from `generator`; for an IterableDataset, torch's own stream and the user's generator."""
         kwargs = {**self.common, **config.dataloader_kwargs()}
+        if config.num_workers > 0:
+            import_what_workers_import()
         if config.num_workers > 0 and self.multiprocessing_context is not None:
             kwargs["multiprocessing_context"] = self.multiprocessing_context
         if self.iterable:

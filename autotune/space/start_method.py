@@ -19,3 +19,15 @@ def start_method(context: Any = None) -> str:
         multiprocessing.get_start_method(allow_none=True)
         or multiprocessing.get_all_start_methods()[0]
     )
+
+
+def import_what_workers_import() -> None:
+    """Import in this process what torch's worker loop would import first in each forked worker:
+    numpy.random, which it seeds and numpy 2 loads lazily. On Python 3.11 and older, a garbage
+    collection inside an import whose finalizer imports too raises KeyError in the import lock
+    (CPython gh-91351): a forked worker, collecting the garbage it inherited while importing,
+    died of it at a pool's start. A module already imported costs a worker no import."""
+    try:
+        import numpy.random  # noqa: F401
+    except ImportError:
+        pass  # no numpy: torch's worker loop does not seed it

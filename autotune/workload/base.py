@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader
 
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
+from autotune.space.start_method import import_what_workers_import
 from autotune.workload.device import resolve_device
 from autotune.workload.loader_args import batch_size_of, kept_arguments
 from autotune.workload.model_step import ModelStep
@@ -85,6 +86,8 @@ class Workload:
 
     def make_loader(self, config: LoaderConfig, **extra: Any) -> DataLoader:
         """A torch DataLoader over this workload's data with the config's DataLoader knobs."""
+        if config.num_workers > 0:
+            import_what_workers_import()
         return DataLoader(**self.loader_arguments(), **config.dataloader_kwargs(), **extra)
 
     def describe(self) -> dict[str, Any]:
