@@ -112,8 +112,9 @@ def test_the_length_is_given_once():
 
 
 def test_at_the_runs_end_a_tied_candidate_running_is_kept():
-    """Starved at 5 workers whatever the prefetch: pf4 ties with pf2 and is dearer, so a long run
-    keeps pf2; a 200-step run that cannot repay another candidate stays on the pf4 it runs, as
+    """Starved at 5 workers whatever the workers and the prefetch (waiting 40% of the step: short
+    of workers, so more are tried first): 10 workers tie with 5 and are dearer, so a long run
+    keeps 5; a 200-step run that cannot repay another candidate stays on the 10 it runs, as
     switching back would start a pool again for nothing."""
 
     def loop():
@@ -123,9 +124,9 @@ def test_at_the_runs_end_a_tied_candidate_running_is_kept():
 
     short = HillClimb(LoaderConfig(), TUNED, _settings(total_steps=200))
     loop().run(short)
-    assert [c.label() for c in _measured(short)] == ["w0", "w5 pf2 persist", "w5 pf4 persist"]
+    assert [c.label() for c in _measured(short)] == ["w0", "w5 pf2 persist", "w10 pf2 persist"]
     assert short.stop_reason is StopReason.RUN_END
-    assert (short.current.num_workers, short.current.prefetch_factor) == (5, 4)
+    assert (short.current.num_workers, short.current.prefetch_factor) == (10, 2)
     long = HillClimb(LoaderConfig(), TUNED, _settings())
     loop().run(long)
     assert (long.current.num_workers, long.current.prefetch_factor) == (5, 2)

@@ -71,6 +71,12 @@ POLICY_CHANGES: tuple[PolicyChange, ...] = (
         "the best is measured again where its fastest rival lies beyond the band above it",
         lambda key: True,
     ),
+    PolicyChange(
+        "db2b15a",
+        "a starved pool short of workers by more than a rung tries more workers before a deeper"
+        " prefetch",
+        lambda key: True,
+    ),
 )
 
 
