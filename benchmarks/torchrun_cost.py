@@ -38,14 +38,19 @@ Q = "num_workers=4,prefetch_factor=4,persistent_workers=1"
 VARIANTS = "PQKFR"
 
 
-def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    out = [
-        f"# python benchmarks/torchrun_cost.py {rounds} -- "
+def stamp(script: str, rounds: int) -> str:
+    """The first line of a 2-rank bench's output: its command, date, commit and machine."""
+    return (
+        f"# python benchmarks/{script} {rounds} -- "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
         f" {git_commit()}, {os.cpu_count()} CPUs, no GPU; load average at the start"
         f" {os.getloadavg()[0]:.1f}"
-    ]
+    )
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    out = [stamp("torchrun_cost.py", rounds)]
     times: dict[str, list[float]] = {k: [] for k in VARIANTS}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)

@@ -9,7 +9,6 @@ what lies outside the ranks (torchrun's start, each rank's interpreter start, `a
 Run from the repository root: python benchmarks/torchrun_split.py [ROUNDS]"""
 
 import atexit
-import datetime
 import os
 import re
 import statistics
@@ -50,17 +49,11 @@ def rank_main(argv: list[str]) -> None:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository
-    from autotune.made_by import git_commit
-    from benchmarks.torchrun_cost import _variant
+    from benchmarks.torchrun_cost import _variant, stamp
     from benchmarks.torchrun_twice import OUT, ROOT, SCRIPT
 
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    out = [
-        f"# python benchmarks/torchrun_split.py {rounds} -- "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
-        f" {git_commit()}, {os.cpu_count()} CPUs, no GPU; load average at the start"
-        f" {os.getloadavg()[0]:.1f}"
-    ]
+    out = [stamp("torchrun_split.py", rounds)]
     parts: dict[str, list[tuple[float, ...]]] = {k: [] for k in "PKF"}
     with tempfile.TemporaryDirectory() as name:
         for r in range(rounds):
