@@ -87,12 +87,13 @@ def _split(stderr: str, wall: float) -> tuple[float, float, float, float]:
         for what, rank, at in re.findall(r"^SPLIT (\w+) (\S+) ([\d.]+)$", stderr, re.M)
     }
     ranks = {rank for _, rank in stamps}
-    if not ranks:
-        return (float("nan"),) * 4  # a rank that never stamped: its stderr is in the variant's
-    start = max(stamps.get(("START", r), float("nan")) for r in ranks)
-    loop = max(stamps.get(("TRAINED", r), 0) - stamps.get(("START", r), 0) for r in ranks)
-    leave = max(stamps.get(("EXIT", r), 0) - stamps.get(("TRAINED", r), 0) for r in ranks)
-    last = max(stamps.get(("EXIT", r), 0) for r in ranks)
+    whole = all((what, r) in stamps for what in ("START", "TRAINED", "EXIT") for r in ranks)
+    if not ranks or not whole:
+        return (float("nan"),) * 4  # a rank that did not stamp each point: see the exit code
+    start = max(stamps["START", r] for r in ranks)
+    loop = max(stamps["TRAINED", r] - stamps["START", r] for r in ranks)
+    leave = max(stamps["EXIT", r] - stamps["TRAINED", r] for r in ranks)
+    last = max(stamps["EXIT", r] for r in ranks)
     return start, loop, leave, wall - last
 
 

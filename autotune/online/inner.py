@@ -73,8 +73,8 @@ class InnerLoaders:
         kwargs = {**self.common, **config.dataloader_kwargs()}
         if config.num_workers > 0:
             import_what_workers_import()
-        if config.num_workers > 0 and self.multiprocessing_context is not None:
-            kwargs["multiprocessing_context"] = self.multiprocessing_context
+            if self.multiprocessing_context is not None:
+                kwargs["multiprocessing_context"] = self.multiprocessing_context
         if self.iterable:
             return TORCH_DATALOADER(
                 batch_size=self.batch_size,
