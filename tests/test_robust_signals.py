@@ -19,8 +19,12 @@ from robust_support import ROOT, alive, autotune_command, cli_env, run_cli, spec
 from autotune.search.study import make_storage, open_study, trials_of
 
 # The real CLI with its default bursts (2 s windows): a trial takes a few seconds here.
-ARGS = ("--device", "cpu", "--max-workers", "2", "--budget", "120")
+BUDGET_S = 120
+ARGS = ("--device", "cpu", "--max-workers", "2", "--budget", str(BUDGET_S))
 WAIT_S = 90  # for the tuner to reach a point the test acts at, on a busy machine
+# A whole tuning may use its budget and then write its report: the test waits for both, so a
+# slow machine shows as a short study the assertions name, not as a killed command.
+RUN_S = BUDGET_S + WAIT_S
 POLL_S = 0.05
 
 pytestmark = pytest.mark.slow
@@ -133,10 +137,12 @@ def test_ctrl_c_keeps_what_was_measured_and_resume_finishes(tmp_path):
     assert 1 <= len(kept) < 3
     assert alive(seen) == []
 
-    resumed = run_cli("tune", spec("slow"), *ARGS, "--trials", "3", "--resume", str(run_dir))
+    resumed = run_cli(
+        "tune", spec("slow"), *ARGS, "--trials", "3", "--resume", str(run_dir), timeout=RUN_S
+    )
     assert resumed.returncode == 0, resumed.stderr
     final = [t for t in _stored_trials(run_dir) if t.phase == "search"]  # not the re-measurements
-    assert len(final) == 3 and len({t.config for t in final}) == 3
+    assert len(final) == 3 and len({t.config for t in final}) == 3, resumed.stderr
     assert [(t.config, t.samples_per_s) for t in final[: len(kept)]] == [
         (t.config, t.samples_per_s) for t in kept
     ]
