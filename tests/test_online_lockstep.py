@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Lockstep
+import autotune
+from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Follower, Lockstep
+from autotune.online.meter import Step
 from autotune.online.ranks import find
 from autotune.space.config import LoaderConfig
 
@@ -16,10 +18,11 @@ W0, W2 = LoaderConfig(), LoaderConfig(num_workers=2, prefetch_factor=2)
 
 class Store:
     """torch's Store calls that lockstep makes, over a dict; wait() never blocks (it raises as a
-    timed-out TCPStore does)."""
+    timed-out TCPStore does). It counts the checks: each is a round trip to rank 0's store."""
 
     def __init__(self):
         self.data: dict[str, bytes] = {}
+        self.checks = 0
 
     def set(self, key, value):
         self.data[key] = value
@@ -28,6 +31,7 @@ class Store:
         return self.data[key]
 
     def check(self, keys):
+        self.checks += 1
         return all(k in self.data for k in keys)
 
     def wait(self, keys, timeout):
@@ -71,6 +75,42 @@ def test_nothing_waits_on_a_leader_that_stopped():
     follower.poll()  # nothing announced: returns at once
     assert follower.queue == []
     follower.wait_epoch(0)  # the store times out: the follower goes on as configured
+
+
+class EndsWhereItRuns:
+    """A leader's policy that explores for `steps` batches and keeps the configuration running."""
+
+    def __init__(self, steps: int):
+        self.steps, self.exploring, self.current = steps, True, W0
+
+    def observe(self, step: Step) -> None:
+        self.exploring = step.index + 1 < self.steps
+
+    def epoch_ended(self) -> None:
+        return None
+
+
+def _session(policy, lockstep: Lockstep):
+    s = autotune.DataLoader(list(range(64)), batch_size=2)._session
+    s.policy, s.lockstep = policy, lockstep
+    return s
+
+
+def test_a_leader_that_ends_exploring_without_a_switch_stops_the_followers_polling():
+    store = Store()
+    explored = 5
+    leader = _session(EndsWhereItRuns(explored), Lockstep(store, 0, 2, "p"))
+    follower = _session(Follower(W0), Lockstep(store, 1, 2, "p"))
+    told_at = explored + LAG  # the first batch index at which the decision applies
+    checks = []
+    for i in range(told_at + 20):
+        assert leader.handed_out(Step(i, 0.01, 0.0, i, None)) is None
+        before = store.checks
+        assert follower.handed_out(Step(i, 0.01, 0.002, i, None)) is None  # no switch
+        checks.append(store.checks - before)
+    assert all(checks[:told_at])  # while the leader explores, every step reads the store
+    assert not follower.policy.exploring and follower.policy.current == W0
+    assert sum(checks[told_at:]) == 0  # after it, none: a round trip a step is gone
 
 
 def test_ranks_as_the_launchers_set_them():

@@ -193,6 +193,10 @@ class Session:
             self._read_peers()
         if was_exploring and not self.policy.exploring:
             self._finished(switching=nxt is not None)
+            if nxt is None and self.lockstep is not None:
+                # Ended on the configuration running: the followers are told anyway, or each
+                # would go on reading the store at every step until the epoch's end.
+                self.lockstep.announce(Decision(self.policy.current, step.index + 1 + LAG, False))
         elif nxt is not None and self.policy.exploring:
             self.outbox.write()  # a checkpoint at each new candidate: a SIGKILL leaves the last
         if nxt is not None and self.lockstep is not None:
