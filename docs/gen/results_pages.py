@@ -267,7 +267,8 @@ def online_page() -> str:
             " configurations, in rounds with a fresh memory each; target: the best fixed"
             " configuration's time / run 2's ≥ 0.98. The best of five single runs reads low by"
             " its luck, so the best is also run again twice, alternated with two more second"
-            " runs from a copy of run 1's memory (*re-measured*). The notes explain the miss:",
+            " runs from a copy of run 1's memory (*re-measured*); the target is read on that"
+            " figure. The runs' notes are in `results/bench/repeated-runs/notes.md`:",
             "",
             "```",
             (ROOT / TORCHRUN_TWICE).read_text().rstrip(),
@@ -276,7 +277,8 @@ def online_page() -> str:
         ]
     if (ROOT / TORCHRUN_COST).exists():
         lines += [
-            "Where that job's second run loses (`benchmarks/torchrun_cost.py`): plain torchrun"
+            "What that job's second run costs against plain torchrun"
+            " (`benchmarks/torchrun_cost.py`): plain torchrun"
             " at the second runs' usual choice (P) and at the usual best fixed configuration"
             " (Q), torchrun with autotune's boot and every knob fixed (K: the ranks' part of"
             " autotune's cost), `autotune run` with every knob fixed (F: its own cost, nothing"
