@@ -214,9 +214,22 @@ loader = autotune.DataLoader(list(range(8)), num_workers=1, fixed=TUNED, online=
 assert "numpy.random" not in sys.modules, "imported before the pool starts"
 next(iter(loader))
 """
+RECIPE_POOL = """
+from autotune.recipe.model import Recipe
+from autotune.space.config import LoaderConfig
+measured = {"samples_per_s": 1.0, "baseline_samples_per_s": 1.0, "speedup": 1.0}
+recipe = Recipe.from_config(
+    LoaderConfig(num_workers=1), measured=measured, workload={}, environment={}
+)
+recipe.dataloader(list(range(8)), 2, num_workers=0)
+assert "numpy.random" not in sys.modules, "imported without workers"
+recipe.dataloader(list(range(8)), 2)
+"""
 
 
-@pytest.mark.parametrize("pool", [OFFLINE_POOL, ONLINE_POOL], ids=["burst", "online"])
+@pytest.mark.parametrize(
+    "pool", [OFFLINE_POOL, ONLINE_POOL, RECIPE_POOL], ids=["burst", "online", "recipe"]
+)
 def test_what_a_forked_worker_would_import_first_is_imported_before_its_pool_starts(pool, tmp_path):
     """torch's worker loop seeds numpy.random, which numpy loads lazily: imported in each forked
     worker, where a garbage collection inside the import can kill it on Python 3.11 and older

@@ -30,6 +30,7 @@ from autotune.recipe.diagnosis_record import DiagnosisRecord
 from autotune.recipe.strict import Strict as _Strict
 from autotune.space.config import LoaderConfig
 from autotune.space.knobs import Needs, Target, knobs_for, passed_to_torch
+from autotune.space.start_method import import_what_workers_import
 from autotune.strenum import StrEnum
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.version import __version__
@@ -324,18 +325,17 @@ class Recipe(_Strict):
         Given an existing DataLoader instead of a dataset, the new one keeps everything that loader
         was built with (sampler, batch_sampler, collate_fn, drop_last, worker_init_fn, generator)
         and takes the recipe's knobs."""
+        knobs = {**self.dataloader_kwargs(), **overrides}
+        if knobs.get("num_workers", 0) > 0:
+            import_what_workers_import()
         if isinstance(dataset, DataLoader):
-            return DataLoader(
-                **{**kept_arguments(dataset), **self.dataloader_kwargs(), **overrides}
-            )
+            return DataLoader(**{**kept_arguments(dataset), **knobs})
         if batch_size is None:
             raise RecipeError(
                 "recipe.dataloader(dataset, batch_size): give the batch size, or pass"
                 " an existing DataLoader instead of a dataset"
             )
-        return DataLoader(
-            dataset, batch_size=batch_size, **{**self.dataloader_kwargs(), **overrides}
-        )
+        return DataLoader(dataset, batch_size=batch_size, **knobs)
 
     def wrap(self, loader: Any, device: str | torch.device = "cuda") -> DeviceLoader:
         """Iterate `loader` with batches moved to `device` using the recipe's transfer knobs."""

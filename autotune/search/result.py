@@ -19,6 +19,7 @@ from autotune.recipe.model import Recipe
 from autotune.search.choose import Choice
 from autotune.search.trial import TrialRecord
 from autotune.space.config import LoaderConfig
+from autotune.space.start_method import import_what_workers_import
 from autotune.transfer.device_loader import DeviceLoader
 from autotune.workload.base import Workload
 
@@ -66,13 +67,14 @@ class TuneResult:
 
     def loader(self, **overrides: Any) -> DataLoader:
         """A DataLoader over the tuned workload's data with the recipe applied."""
-        return DataLoader(
-            **{
-                **self.workload.loader_arguments(),
-                **self._recipe().dataloader_kwargs(),
-                **overrides,
-            }
-        )
+        arguments = {
+            **self.workload.loader_arguments(),
+            **self._recipe().dataloader_kwargs(),
+            **overrides,
+        }
+        if arguments.get("num_workers", 0) > 0:
+            import_what_workers_import()
+        return DataLoader(**arguments)
 
     def device_loader(self, **overrides: Any) -> DeviceLoader:
         """The tuned loader yielding device-ready batches (transfer knobs applied)."""
