@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from autotune.decision.verdict import Verdict
-from autotune.online.climb_types import ClimbSettings, StopReason
+from autotune.online.climb_types import ClimbSettings, Request, StopReason
 from autotune.online.finish import range_fields, report
 from autotune.online.measurement import Measurement
 from autotune.online.meter import Step
@@ -183,6 +183,60 @@ def test_the_winner_is_measured_again_against_a_rival_within_noise():
     assert not climb._compared(climb.best, closest).separated  # within noise
     assert climb.best.fresh_from > 0  # its mean is over the new windows alone
     assert climb.best.n >= 2
+
+
+def _windows(m: Measurement, *rates: float) -> None:
+    m.rates += rates
+    m.spans += [1.0] * len(rates)
+
+
+@pytest.mark.parametrize("fresh, chosen", [((13.5, 14.0), 4), ((17.5, 16.5), 3)])
+def test_a_best_made_by_its_own_windows_is_measured_again_before_the_difference_decides(
+    fresh, chosen
+):
+    """The 2-rank deep-storage run's climb (results/bench/online-ranks2-followers): w3 became
+    the best on two windows, one of them lucky; w4, measured to max_windows within the noise of
+    those, would lose on the difference alone. The best is measured first, and the verdict
+    taken on its new windows: w4 wins where they read what w3 runs at, w3 stays where they
+    confirm it."""
+    w3, w4 = LoaderConfig(num_workers=3), LoaderConfig(num_workers=4)
+    climb = HillClimb(w3, TUNED, _settings(min_windows=2, max_windows=6))
+    best = climb.measured[w3] = climb.best = Measurement(w3)
+    _windows(best, 20.3, 13.7)
+    trying = climb._try(w4)
+    assert next(trying) == Request(w4)
+    cand = climb.measured[w4] = Measurement(w4)
+    _windows(cand, 9.7, 18.4, 16.8, 18.1, 16.8, 12.7)
+    assert climb.verdict(best, cand) is Verdict.WORSE  # the difference alone, 9% below
+    assert trying.send(Verdict.WORSE) == Request(w3, again=True)
+    best.remeasure()
+    _windows(best, *fresh)
+    with pytest.raises(StopIteration) as ended:
+        trying.send(Verdict.TIED)
+    assert ended.value.value is (chosen == 4)
+    assert climb.best.config.num_workers == chosen
+
+
+def test_a_best_measured_again_or_beyond_the_noise_is_not_measured_once_more():
+    w3, w4 = LoaderConfig(num_workers=3), LoaderConfig(num_workers=4)
+    climb = HillClimb(w3, TUNED, _settings(min_windows=2, max_windows=6))
+    best = climb.measured[w3] = climb.best = Measurement(w3)
+    _windows(best, 20.3, 13.7)
+    best.remeasure()
+    _windows(best, 17.5, 16.5)
+    trying = climb._try(w4)
+    next(trying)
+    _windows(climb.measured.setdefault(w4, Measurement(w4)), 9.7, 18.4, 16.8, 18.1, 16.8, 12.7)
+    with pytest.raises(StopIteration) as ended:  # its fresh windows are not its selection's
+        trying.send(Verdict.WORSE)
+    assert ended.value.value is False
+    w5 = LoaderConfig(num_workers=5)
+    trying = climb._try(w5)
+    next(trying)
+    _windows(climb.measured.setdefault(w5, Measurement(w5)), 30.0, 31.0)
+    with pytest.raises(StopIteration) as ended:  # separated: no luck explains the gap
+        trying.send(Verdict.BETTER)
+    assert ended.value.value is True
 
 
 def test_a_chain_of_ties_down_the_workers_ends_within_the_band_of_the_fastest():

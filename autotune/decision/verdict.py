@@ -210,6 +210,15 @@ def band(best: Pieces, cand: Pieces, cv: float | None, paired_cv: float | None =
     return compare(best, cand, cv, paired_cv).band
 
 
+def unresolved(c: Comparison) -> bool:
+    """Within the band, and the band wider than TARGET: the machine has not told the two apart,
+    and only more pieces (or, where no more are taken, the difference alone) can decide. A best
+    whose pieces are all those that made it the best is measured again before such a verdict is
+    taken against it (the winner's curse: the offline search's confirm phase, the online climb's
+    re-measure), so that the difference read is not its luck."""
+    return not c.separated and c.band > TARGET
+
+
 def verdict(
     best: Pieces,
     cand: Pieces,
@@ -232,7 +241,7 @@ def verdict(
     wins = Verdict.BETTER if c.cand_faster else Verdict.WORSE
     if c.separated:
         return wins
-    if c.band <= TARGET:
+    if not unresolved(c):
         return Verdict.TIED
     if not exhausted:
         return Verdict.OPEN

@@ -676,7 +676,19 @@ class HillClimb:
             if known is not None and known.n
             else (yield Request(config))
         )
-        return self._adopt(self.measured[config], verdict)
+        cand = self.measured[config]
+        if (
+            verdict is not Verdict.OPEN
+            and not cand.failed
+            and self.best.fresh_from == 0
+            and brain.unresolved(self._compared(self.best, cand))
+        ):
+            # Measured all it may be and still within the noise of a best that its own windows
+            # made the best: those read high by their selection, and the difference alone would
+            # decide on them. The best is measured again, and judged on its new windows.
+            yield Request(self.best.config, again=True)
+            verdict = self.verdict(self.best, cand)
+        return self._adopt(cand, verdict)
 
     def _refused(self, request: Request) -> bool:
         """A new candidate whose pool would not fit in RAM or /dev/shm now is not started (it
