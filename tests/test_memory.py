@@ -635,6 +635,11 @@ def test_a_settled_rate_is_kept_by_a_run_whose_check_held_and_dropped_on_a_drift
     assert restore(drifted, kept)
     Loop(fetch_s=0.25, convoy=0.15).run(drifted)
     assert drifted.reuse.check is Check.DRIFTED
+    r = drifted.reuse
+    remembered = (
+        f"{r.remembered_rate * 8:.1f} samples/s over {r.settled_steps} steps after exploring"
+    )
+    assert f"remembered at {remembered}" in note(r, 8)  # the unit with the rate, then its steps
     assert _remembered(tmp_path, drifted, run="run-3").settled is None
 
 

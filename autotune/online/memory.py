@@ -326,10 +326,11 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
         elif r.selection_bias:
             seen += f", against {old} {_less_bias(r)}"
         kept = "n/a" if r.remembered_rate is None else f"{r.remembered_rate * batch_size:.1f}"
+        kept += " samples/s"
         if r.settled_steps is not None:
             kept += f" over {r.settled_steps} steps after exploring"
         return (
-            f"{where} ({base} at {kept} samples/s{extra}), but {seen} ({drift:+.0f}%, beyond the"
+            f"{where} ({base} at {kept}{extra}), but {seen} ({drift:+.0f}%, beyond the"
             f" {100 * r.band:.0f}% the noise and drift allow): exploring started again"
         )
     band = "" if r.band is None else f", within the {100 * r.band:.0f}% the noise and drift allow"

@@ -77,6 +77,12 @@ POLICY_CHANGES: tuple[PolicyChange, ...] = (
         " prefetch",
         lambda key: True,
     ),
+    PolicyChange(
+        "ea4b35d",
+        "a best made by its own windows is measured again before a rival measured to"
+        " `max_windows` is judged on the difference alone",
+        lambda key: True,
+    ),
 )
 
 

@@ -66,6 +66,8 @@ ONLINE_45 = (
     *_under("results/bench/online-45/final", "*/online.json"),
     # db2b15a's side-by-side run, its new code's side (ab-db2b15a/run.sh).
     *_under("results/bench/online-45/ab-db2b15a", "new/*/online.json"),
+    # ea4b35d's side-by-side run, its new code's side (ab-ea4b35d/run.sh).
+    *_under("results/bench/online-45/ab-ea4b35d", "new/*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
