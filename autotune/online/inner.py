@@ -71,10 +71,9 @@ class InnerLoaders:
         """A torch DataLoader for `config`: over the feed's stream, its workers' base seed drawn
         from `generator`; for an IterableDataset, torch's own stream and the user's generator."""
         kwargs = {**self.common, **config.dataloader_kwargs()}
-        if config.num_workers > 0:
-            import_what_workers_import()
-            if self.multiprocessing_context is not None:
-                kwargs["multiprocessing_context"] = self.multiprocessing_context
+        import_what_workers_import(config.num_workers)
+        if config.num_workers > 0 and self.multiprocessing_context is not None:
+            kwargs["multiprocessing_context"] = self.multiprocessing_context
         if self.iterable:
             return TORCH_DATALOADER(
                 batch_size=self.batch_size,

@@ -326,8 +326,7 @@ class Recipe(_Strict):
         was built with (sampler, batch_sampler, collate_fn, drop_last, worker_init_fn, generator)
         and takes the recipe's knobs."""
         knobs = {**self.dataloader_kwargs(), **overrides}
-        if knobs.get("num_workers", 0) > 0:
-            import_what_workers_import()
+        import_what_workers_import(knobs.get("num_workers", 0))
         if isinstance(dataset, DataLoader):
             return DataLoader(**{**kept_arguments(dataset), **knobs})
         if batch_size is None:

@@ -72,8 +72,7 @@ class TuneResult:
             **self._recipe().dataloader_kwargs(),
             **overrides,
         }
-        if arguments.get("num_workers", 0) > 0:
-            import_what_workers_import()
+        import_what_workers_import(arguments.get("num_workers", 0))
         return DataLoader(**arguments)
 
     def device_loader(self, **overrides: Any) -> DeviceLoader:

@@ -21,12 +21,15 @@ def start_method(context: Any = None) -> str:
     )
 
 
-def import_what_workers_import() -> None:
-    """Import in this process what torch's worker loop would import first in each forked worker:
+def import_what_workers_import(num_workers: int) -> None:
+    """Where a loader has workers (`num_workers` > 0), import in this process what torch's worker
+    loop would import first in each forked worker:
     numpy.random, which it seeds and numpy 2 loads lazily. On Python 3.11 and older, a garbage
     collection inside an import whose finalizer imports too raises KeyError in the import lock
     (CPython gh-91351): a forked worker, collecting the garbage it inherited while importing,
     died of it at a pool's start. A module already imported costs a worker no import."""
+    if num_workers <= 0:
+        return
     try:
         import numpy.random  # noqa: F401
     except ImportError:

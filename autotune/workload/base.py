@@ -86,8 +86,7 @@ class Workload:
 
     def make_loader(self, config: LoaderConfig, **extra: Any) -> DataLoader:
         """A torch DataLoader over this workload's data with the config's DataLoader knobs."""
-        if config.num_workers > 0:
-            import_what_workers_import()
+        import_what_workers_import(config.num_workers)
         return DataLoader(**self.loader_arguments(), **config.dataloader_kwargs(), **extra)
 
     def describe(self) -> dict[str, Any]:
