@@ -121,3 +121,21 @@ def test_autotune_run_asks_its_script_for_the_settled_line_only():
     quiet = child_environment(resolve({"notices": "none"}, environ={}), environ={})
     assert resolve(None, environ=quiet).notices is Notices.NONE
     assert ENV_VAR in env
+
+
+def test_a_speedup_not_measured_reads_n_a_not_a_multiple():
+    from autotune.online.finish import summary
+    from autotune.recipe.model import Measured
+
+    line = summary(
+        "w1 pf2 persist",
+        Measured(samples_per_s=None, baseline_samples_per_s=None, speedup=None, trials=1),
+        "w1 pf2",
+    )
+    assert "speedup n/a over w1 pf2 as started" in line and "n/ax" not in line, line
+    line = summary(
+        "w4 pf2",
+        Measured(samples_per_s=100.0, baseline_samples_per_s=40.0, speedup=2.5, trials=2),
+        "w0",
+    )
+    assert "2.50x over w0 as started" in line, line

@@ -115,9 +115,10 @@ def summary(label: str, m: Measured, start_label: str) -> str:
         if m.exploration_complete is not False
         else "had not finished exploring; best so far"
     )
+    speedup = "speedup n/a" if m.speedup is None else f"{m.speedup:.2f}x"
     line = (
         f"autotune.DataLoader {verb} {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
-        f" {_text(m.speedup, '.2f')}x over {start_label} as started; {m.trials} configurations"
+        f" {speedup} over {start_label} as started; {m.trials} configurations"
         f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}"
     )
     if m.failed_configurations:
