@@ -299,7 +299,7 @@ def test_figures_not_measured_are_null_not_zero():
         None,
     )
     assert m.exploration_complete is False
-    assert "n/a samples/s, n/a" in outcome.line and "0.0" not in outcome.line
+    assert "n/a samples/s, speedup n/a over" in outcome.line and "0.0" not in outcome.line
 
 
 def test_verify_says_n_a_where_nothing_was_recorded():

@@ -72,8 +72,10 @@ def test_a_plain_script_prints_one_line_when_settled_and_one_at_exit(tmp_path):
     lines = _notices(_run(tmp_path).stderr)
     assert len(lines) == 2, lines
     settled, final = lines
-    assert settled.startswith("autotune.DataLoader chose ") and "x over " in settled
-    assert final.startswith("autotune.DataLoader (at exit) chose ") and "x over " in final
+    # The speedup reads "2.31x" where measured, "speedup n/a" where the run was too short for
+    # a window on a slow machine: either way over the start.
+    assert settled.startswith("autotune.DataLoader chose ") and " as started; " in settled
+    assert final.startswith("autotune.DataLoader (at exit) chose ") and " as started; " in final
     for line in lines:
         report = line.rsplit("; report: ", 1)[1]
         assert (tmp_path / report).is_file(), line
