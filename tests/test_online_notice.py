@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -74,8 +75,9 @@ def test_a_plain_script_prints_one_line_when_settled_and_one_at_exit(tmp_path):
     settled, final = lines
     # The speedup reads "2.31x" where measured, "speedup n/a" where the run was too short for
     # a window on a slow machine: either way over the start.
-    assert settled.startswith("autotune.DataLoader chose ") and " as started; " in settled
-    assert final.startswith("autotune.DataLoader (at exit) chose ") and " as started; " in final
+    over_start = re.compile(r" samples/s, (\d+\.\d\dx|speedup n/a) over w.+ as started; ")
+    assert settled.startswith("autotune.DataLoader chose ") and over_start.search(settled)
+    assert final.startswith("autotune.DataLoader (at exit) chose ") and over_start.search(final)
     for line in lines:
         report = line.rsplit("; report: ", 1)[1]
         assert (tmp_path / report).is_file(), line
@@ -141,3 +143,9 @@ def test_a_speedup_not_measured_reads_n_a_not_a_multiple():
         "w0",
     )
     assert "2.50x over w0 as started" in line, line
+
+
+def test_every_speedup_line_says_n_a_in_words_where_none_was_measured():
+    from autotune.recipe.model import speedup_text
+
+    assert speedup_text(None) == "speedup n/a" and speedup_text(2.5) == "2.50x"

@@ -9,7 +9,7 @@ import typer
 
 from autotune.cli.common import console, one_line_errors
 from autotune.cluster.merge import merge
-from autotune.recipe.model import shown
+from autotune.recipe.model import shown, speedup_text
 from autotune.report import table
 from autotune.report.merged import extra_columns, merged_rows, slug, write_merged
 
@@ -48,7 +48,7 @@ def report(
         m = rep.recipe.measured
         console.print(
             f"{name}: {rep.best.config.label()} {shown(m.samples_per_s, '.1f')} samples/s"
-            f" ({shown(m.speedup, '.2f')}x PyTorch defaults), {len(rep.trials)} trials from"
+            f" ({speedup_text(m.speedup)} over PyTorch defaults), {len(rep.trials)} trials from"
             f" {len(rep.nodes)} node(s) -> {files[rep.study]}",
             highlight=False,
             soft_wrap=True,

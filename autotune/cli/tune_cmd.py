@@ -20,7 +20,7 @@ from autotune.cli.common import (
 )
 from autotune.errors import OptionsError
 from autotune.online.memory import remember_recipe
-from autotune.recipe.model import Measured, shown
+from autotune.recipe.model import Measured, shown, speedup_text
 from autotune.report import table
 from autotune.search.interrupt import TuningInterrupted
 from autotune.search.options import TuneOptions
@@ -82,7 +82,7 @@ def _show(result: TuneResult, out: Path | None) -> None:
         console.print(
             f"PyTorch defaults: [bold]{shown(m.baseline_samples_per_s, '.1f')}[/] samples/s ->"
             f" tuned: [bold green]{shown(m.samples_per_s, '.1f')}[/] samples/s"
-            f" ({shown(m.speedup, '.2f')}x) with {result.best.config.label()}; {m.trials} trials"
+            f" ({speedup_text(m.speedup)}) with {result.best.config.label()}; {m.trials} trials"
             f" + {m.remeasured} re-measurements + {m.recorded} record in"
             f" {result.elapsed_s:.0f}s{_warmup_note(m)} (search stopped:"
             f" {result.stop_reason or 'n/a'})"

@@ -24,7 +24,7 @@ from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
 from autotune.recipe.measured import build_measured
-from autotune.recipe.model import Measured, Recipe
+from autotune.recipe.model import Measured, Recipe, shown, speedup_text
 from autotune.report.table import to_markdown
 from autotune.run_paths import ONLINE_PREFIX, new_run_dir
 from autotune.space.config import LoaderConfig
@@ -45,10 +45,6 @@ def _rate(m: Measurement | None, batch_size: int) -> float | None:
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
-
-
-def _text(value: float | None, fmt: str) -> str:
-    return "n/a" if value is None else format(value, fmt)
 
 
 def measured_block(
@@ -108,17 +104,16 @@ def summary(label: str, m: Measured, start_label: str) -> str:
     cost = (
         "n/a"
         if m.exploration_cost_s is None
-        else f"{m.exploration_cost_s:.2f} s ({_text(m.exploration_cost_pct, '.1f')}% of its time)"
+        else f"{m.exploration_cost_s:.2f} s ({shown(m.exploration_cost_pct, '.1f')}% of its time)"
     )
     verb = (
         "chose"
         if m.exploration_complete is not False
         else "had not finished exploring; best so far"
     )
-    speedup = "speedup n/a" if m.speedup is None else f"{m.speedup:.2f}x"
     line = (
-        f"autotune.DataLoader {verb} {label}: {_text(m.samples_per_s, '.1f')} samples/s,"
-        f" {speedup} over {start_label} as started; {m.trials} configurations"
+        f"autotune.DataLoader {verb} {label}: {shown(m.samples_per_s, '.1f')} samples/s,"
+        f" {speedup_text(m.speedup)} over {start_label} as started; {m.trials} configurations"
         f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}"
     )
     if m.failed_configurations:
@@ -253,7 +248,7 @@ class Outcome:
             tuning_error=error,
         )
         line = (
-            f"autotune.DataLoader ran {config.label()}: {_text(rate, '.1f')} samples/s in the"
+            f"autotune.DataLoader ran {config.label()}: {shown(rate, '.1f')} samples/s in the"
             f" loop; {why}" + (f" (autotune's own error: {error})" if error else "")
         )
         text = (

@@ -110,6 +110,12 @@ def shown(value: float | None, fmt: str) -> str:
     return "n/a" if value is None else format(value, fmt)
 
 
+def speedup_text(value: float | None) -> str:
+    """A speedup as a multiple ("2.31x"), or "speedup n/a" where none was measured: a bare "n/a"
+    with an "x" after it would read as a number."""
+    return "speedup n/a" if value is None else f"{value:.2f}x"
+
+
 class Measured(BaseModel):
     """Figures measured on the tuning machine. A figure this machine cannot measure is null."""
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from autotune.diagnosis.diagnose import Diagnosis
 from autotune.diagnosis.fetch_advice import ms_text
-from autotune.recipe.model import FetchRecord, RateSource, shown
+from autotune.recipe.model import FetchRecord, RateSource, shown, speedup_text
 from autotune.report.table import NA
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ def render(result: TuneResult, run_dir: Path, plots: dict[str, Path]) -> str:
         "## Result",
         "",
         f"PyTorch defaults **{shown(m.baseline_samples_per_s, '.1f')} samples/s** -> tuned"
-        f" **{shown(m.samples_per_s, '.1f')} samples/s** ({shown(m.speedup, '.2f')}x) with"
+        f" **{shown(m.samples_per_s, '.1f')} samples/s** ({speedup_text(m.speedup)}) with"
         f" `{best.config.label()}`."
         " Recipe: [recipe.json](recipe.json).",
     ]
