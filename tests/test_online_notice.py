@@ -142,10 +142,33 @@ def test_a_speedup_not_measured_reads_n_a_not_a_multiple():
         Measured(samples_per_s=100.0, baseline_samples_per_s=40.0, speedup=2.5, trials=2),
         "w0",
     )
-    assert "2.50x over w0 as started" in line, line
+    assert "2.50x over w0 as started; 2 configurations in" in line, line
+    alone = Measured(samples_per_s=None, baseline_samples_per_s=None, speedup=None, trials=1)
+    assert "; 1 configuration in" in summary("w1 pf2", alone, "w1 pf2")
 
 
 def test_every_speedup_line_says_n_a_in_words_where_none_was_measured():
     from autotune.recipe.model import speedup_text
 
     assert speedup_text(None) == "speedup n/a" and speedup_text(2.5) == "2.50x"
+
+
+def test_the_report_counts_one_window_in_the_singular():
+    from autotune.online.climb_types import ClimbSettings
+    from autotune.online.finish import report
+    from autotune.online.measurement import Measurement
+    from autotune.online.options import TUNED
+    from autotune.online.policy import HillClimb
+    from autotune.space.config import LoaderConfig
+
+    settings = ClimbSettings(epoch_steps=600, usable_cpus=2, cuda=False)
+    climb = HillClimb(LoaderConfig(), TUNED, settings)
+    start = climb.measured[LoaderConfig()]
+    start.rates, start.spans, start.steps = [50.0], [0.2], 10
+    two = {"spans": [0.1, 0.1], "steps": 40}
+    rival = Measurement(LoaderConfig(num_workers=2), rates=[90.0, 95.0], **two)
+    best = Measurement(LoaderConfig(num_workers=4), rates=[120.0, 118.0], **two)
+    climb.measured.update({rival.config: rival, best.config: best})
+    climb.best = best
+    text = report(climb, "D-dl", "summary", 16, None)
+    assert "ok (1 window, 10 steps)" in text and "ok (2 windows, 40 steps)" in text, text

@@ -113,8 +113,9 @@ def summary(label: str, m: Measured, start_label: str) -> str:
     )
     line = (
         f"autotune.DataLoader {verb} {label}: {shown(m.samples_per_s, '.1f')} samples/s,"
-        f" {speedup_text(m.speedup)} over {start_label} as started; {m.trials} configurations"
-        f" in {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}"
+        f" {speedup_text(m.speedup)} over {start_label} as started; {m.trials} configuration"
+        f"{'' if m.trials == 1 else 's'} in {m.exploration_steps} steps, exploration cost"
+        f" {cost}; {m.exploration_stop}"
     )
     if m.failed_configurations:
         line += f"; failed: {', '.join(m.failed_configurations)}"
@@ -149,7 +150,7 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
             if m is climb.best and not m.failed
             else f"failed: {m.failed}"
             if m.failed
-            else f"ok ({m.n} windows{_stalls(m)}, {m.steps} steps)"
+            else f"ok ({m.n} window{'' if m.n == 1 else 's'}{_stalls(m)}, {m.steps} steps)"
         )
         row: dict[str, Any] = dict.fromkeys(ONLINE_COLUMNS)
         row.update(
