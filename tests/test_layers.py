@@ -11,7 +11,17 @@ PACKAGES = ("autotune", "benchmarks")
 
 # Low to high. A package (or top-level module) may import from its own layer and lower ones.
 LAYERS = (
-    ("errors", "slurm_env", "strenum", "run_paths", "key_values", "version", "made_by", "lazy"),
+    (
+        "errors",
+        "slurm_env",
+        "strenum",
+        "run_paths",
+        "key_values",
+        "version",
+        "made_by",
+        "lazy",
+        "wording",
+    ),
     ("space", "telemetry"),
     ("decision",),
     ("transfer", "workload"),

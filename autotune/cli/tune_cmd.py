@@ -27,6 +27,7 @@ from autotune.search.options import TuneOptions
 from autotune.search.result import TuneResult, TuningProgress
 from autotune.space.config import LoaderConfig
 from autotune.verify.source import record_spec
+from autotune.wording import counted
 from autotune.workload.base import Workload
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
@@ -126,7 +127,7 @@ def _interrupted(stop: TuningInterrupted, out: Path | None) -> int:
         )
         n = len(result.trials)
         err_console.print(
-            f"[bold yellow]interrupted by {stop.signal_name}[/]: {n} trial{'' if n == 1 else 's'}"
+            f"[bold yellow]interrupted by {stop.signal_name}[/]: {counted(n, 'trial')}"
             f" measured and kept{where}",
             highlight=False,
             soft_wrap=True,

@@ -28,6 +28,7 @@ from autotune.recipe.model import Measured, Recipe, shown, speedup_text
 from autotune.report.table import to_markdown
 from autotune.run_paths import ONLINE_PREFIX, new_run_dir
 from autotune.space.config import LoaderConfig
+from autotune.wording import counted
 
 log = logging.getLogger("autotune")
 # What the loop measures of a configuration: its knobs, its rate and its wait (the offline table's
@@ -150,7 +151,7 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
             if m is climb.best and not m.failed
             else f"failed: {m.failed}"
             if m.failed
-            else f"ok ({m.n} window{'' if m.n == 1 else 's'}{_stalls(m)}, {m.steps} steps)"
+            else f"ok ({counted(m.n, 'window')}{_stalls(m)}, {m.steps} steps)"
         )
         row: dict[str, Any] = dict.fromkeys(ONLINE_COLUMNS)
         row.update(

@@ -22,6 +22,7 @@ from autotune.burst.result import BurstResult
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import MIB, tree_memory_mib
 from autotune.telemetry.shm import shm_space
+from autotune.wording import counted
 
 # tf.data's autotuner gives its buffers half of the available RAM; the same default here.
 DEFAULT_RAM_SHARE = 0.5
@@ -58,7 +59,7 @@ class MemoryGuard:
         if need > self.budget_mib:
             n = config.num_workers
             why = (
-                f"{n} worker{'' if n == 1 else 's'} at ~{self.worker_mib:.0f} MiB measured"
+                f"{counted(n, 'worker')} at ~{self.worker_mib:.0f} MiB measured"
                 if n
                 else "the tuning process alone"
             )

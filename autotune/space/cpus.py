@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from autotune.slurm_env import ranks_on_node, slurm_allocation
+from autotune.wording import counted
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class CpuBudget:
 
     def summary(self) -> str:
         per = " per rank" if self.ranks > 1 else ""
-        return f"{_n(self.count, 'CPU')}{per} from {self.source}"
+        return f"{counted(self.count, 'CPU')}{per} from {self.source}"
 
     def describe(self) -> str:
         return f"{self.summary()} ({'; '.join(self.derivation)})"
@@ -43,10 +44,6 @@ def _affinity_count() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1  # platforms without affinity (macOS): the best available answer
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _share(cpus: int, ranks: int) -> int:
@@ -66,7 +63,10 @@ def usable_cpus(
     rank_count, rank_source = ranks_on_node(env, ranks)
     alloc = slurm_allocation(env)
     task = alloc.task_cpus if alloc is not None else None
-    derivation = [f"affinity {affinity}", f"{_n(rank_count, 'rank')} on the node ({rank_source})"]
+    derivation = [
+        f"affinity {affinity}",
+        f"{counted(rank_count, 'rank')} on the node ({rank_source})",
+    ]
 
     limits: list[tuple[int, str]] = []
     if alloc is not None and task is not None:
@@ -74,7 +74,7 @@ def usable_cpus(
         per_task = max(1, math.ceil(rank_count / alloc.tasks_on_node))
         limits.append((_share(task.count, per_task), task.variable))
         derivation.append(
-            f"{task.text}: {_n(task.count, 'CPU')} per Slurm task"
+            f"{task.text}: {counted(task.count, 'CPU')} per Slurm task"
             + (f" / {per_task} ranks in it" if per_task > 1 else "")
         )
         # An affinity mask no wider than the task's CPUs was set for this task (Slurm's binding):
