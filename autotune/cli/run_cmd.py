@@ -97,7 +97,8 @@ def run(
         None,
         "--max-explore-share",
         help="the most time exploring may lose against the best so"
-        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)",
+        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter), in"
+        " each run: an exploring it cut short goes on in the next run",
     ),
     epochs: int | None = typer.Option(
         None,
