@@ -97,8 +97,7 @@ def run(
         None,
         "--max-explore-share",
         help="the most time exploring may lose against the best so"
-        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter), in"
-        " each run: an exploring it cut short goes on in the next run",
+        " far, as a share of the first epoch's time (of 600 steps' where epochs are shorter)",
     ),
     epochs: int | None = typer.Option(
         None,

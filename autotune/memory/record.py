@@ -59,9 +59,6 @@ class Entry(BaseModel):
     exploration_steps: int = Field(0, ge=0)  # explored over the runs so far (the horizon's count)
     # what that exploring lost against its best so far (the bound's count), in seconds
     exploration_cost_s: float = Field(0.0, ge=0)
-    # the runs that exploring spanned (each adds a share to the bound); None in a file written
-    # before this field, where a run that explored counts as one
-    exploration_runs: int | None = Field(None, ge=0)
     measured: list[Windows] = Field(default_factory=list)
     # The choice's windows after exploring ended, over the rest of the run (policy.py's
     # HillClimb.settled): the rate the next run's check compares with, where there are enough.

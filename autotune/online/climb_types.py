@@ -101,8 +101,7 @@ class Reuse:
     startup_s: float | None = None
     remembered_startup_s: float | None = None
     slow_start: bool = False  # the drift was read from the start-up (drift.first_epoch_rates)
-    # The remembered exploring was unfinished but had lost all the bound allows the earlier runs
-    # and this one: none in this run.
+    # The remembered exploring was unfinished but had lost all its bound allows: none in this run.
     bound_spent: bool = False
     # The steady steps the remembered rate is over where it is the choice's rate after exploring
     # (Entry.settled); None where it is the rate of the windows that chose it.

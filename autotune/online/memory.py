@@ -54,7 +54,6 @@ class Snapshot:
     measured: tuple[Windows, ...]
     exploration_steps: int = 0
     exploration_cost_s: float = 0.0
-    exploration_runs: int = 1  # this run and the earlier runs its exploring went on from
     # The chosen configuration's windows after exploring (HillClimb.settled), still growing
     # while the run goes on: read where the memory is written (Memory.save), at exit the last time.
     settled: Measurement | None = None
@@ -90,7 +89,6 @@ def snapshot(climb: HillClimb, stop: str | None) -> Snapshot:
         measured,
         climb.prior_steps + climb.steps,
         climb.exploration_cost_s(),
-        climb.prior_runs + 1,
         climb.settled,
         climb.settings.min_windows,
         climb.reuse is not None and climb.reuse.check is not Check.DRIFTED,
@@ -160,7 +158,6 @@ class Memory:
                 settled=settled,
                 exploration_steps=shot.exploration_steps,
                 exploration_cost_s=shot.exploration_cost_s,
-                exploration_runs=shot.exploration_runs,
             )
 
         store.update(self.folder, self.key, change)
@@ -270,21 +267,12 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     _fresh_check(best)
     if not entry.exploring_finished:
         climb.prior_steps, climb.prior_cost_s = entry.exploration_steps, entry.exploration_cost_s
-        climb.prior_runs = _exploring_runs(entry)
     climb.measured.update(measured)
     climb.best = best
     climb.current = best.config
     climb._request = Request(best.config, again=True)
     climb.reuse = reuse
     return True
-
-
-def _exploring_runs(entry: Entry) -> int:
-    """The runs an unfinished exploring has spanned; a file written before they were counted
-    says nothing of them, and its exploring counts as one run's."""
-    if entry.exploration_runs is not None:
-        return entry.exploration_runs
-    return 1 if entry.exploration_steps else 0
 
 
 def _settled(entry: Entry, chosen: LoaderConfig, least: int) -> Measurement | None:
@@ -358,10 +346,7 @@ def note(reuse: Reuse | None, batch_size: int) -> str | None:
     if r.finished:
         rest = "no exploring"
     elif r.bound_spent:
-        rest = (
-            "no exploring: the earlier runs' exploring had lost all the bound allows them and"
-            " this run"
-        )
+        rest = "no exploring: the earlier runs' exploring had lost all its bound allows"
     else:
         rest = "exploring went on from there"
     return f"{where} ({origin}), {checked}, {rest}"

@@ -36,8 +36,7 @@ class OnlineOptions(BaseModel):
     results_dir: Path | None = Path("results")  # None: nothing is written at exit
     name: str | None = None  # names the run folder; default: the dataset's class
     # The exploration bound: exploring may lose this share of the horizon's time (below) against
-    # the best configuration measured so far (at that best's rate), in each run: an exploring it
-    # cut short goes on in the next run of the workload, which adds its own share.
+    # the best configuration measured so far (at that best's rate).
     max_explore_share: float = Field(0.1, gt=0, le=1)
     # The least horizon in steps: exploring spans the first epoch, or as many epochs as make up
     # this many steps where they are shorter (or have no length).

@@ -33,10 +33,9 @@ of the epoch that completes the horizon (the first epoch, or as many as make up 
 where epochs are short), or at the exploration bound: the time exploring lost against the best
 configuration measured so far (in this run and the earlier runs it goes on from: memory.py), plus
 the start-up of the next candidate's pool (the longest measured in this run, so under the start
-method in use), reaches a share of the horizon's time at that best's rate, once for each of those
-runs (an exploring the bound cut short goes on in the next run, and N runs lose N shares at most).
-The start's own measurement is outside the bound (it is what not tuning costs, and the prediction
-needs it) but in the reported cost.
+method in use), reaches a share of the horizon's time at that best's rate. The start's own
+measurement is outside the bound (it is what not tuning costs, and the prediction needs it) but in
+the reported cost.
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -147,14 +146,11 @@ class HillClimb:
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
-        # Exploration steps of earlier runs of this workload, the time they lost, and how many
-        # runs they were (memory.py). The horizon spans runs: all of them explore one horizon's
-        # steps. The bound is amortized over them: each run adds its share of the horizon's
-        # time, and the loss counts from the first, so an exploring the bound cut short goes on
-        # in the next run, and N runs lose at most N shares together.
+        # Exploration steps of earlier runs of this workload, and the time they lost (memory.py):
+        # the horizon and the bound span runs, so an exploring cut short goes on where it stopped
+        # with what is left of both, never with a fresh bound each run.
         self.prior_steps = 0
         self.prior_cost_s = 0.0
-        self.prior_runs = 0
         self.bounded = Ledger()  # the steps the bound counts: all after the start's measurement
         self._request = Request(start)
         self._primed = False  # the start is measured and the plan under way
@@ -315,8 +311,7 @@ class HillClimb:
             self.best = self.measured[self.start]
         switch = self._advance(Verdict.TIED)
         if self.stop_reason is StopReason.BOUND:
-            # Stopped before any candidate ran: the earlier runs had lost all the bound allows
-            # them and this run together (the start-up of a pool counted ahead may overshoot).
+            # Stopped before any candidate ran: the earlier runs had lost all the bound allows.
             # The checked best runs on, settled as any stop settles it: a switch to a
             # configuration only remembered would start a pool for no gain measured in this run.
             r.bound_spent = True
@@ -384,8 +379,7 @@ class HillClimb:
             m.startup_s = r.startup_s  # this run's: the remembered one no longer holds
         m.fresh_from = 0
         self.start = m.config
-        # A new exploration: its horizon and bound from here
-        self.prior_steps, self.prior_cost_s, self.prior_runs = 0, 0.0, 0
+        self.prior_steps, self.prior_cost_s = 0, 0.0  # a new exploration: its horizon from here
         self.measured = {m.config: m}
         self.best = m
         self.range = self.settings.worker_range(m.config, self._fits)
@@ -472,10 +466,7 @@ class HillClimb:
         return self.exploration_cost_s() + self._startup_ahead_s(config) >= self._allowed_s()
 
     def _allowed_s(self) -> float:
-        """What exploring may lose, over this run and the earlier runs it goes on from: a share
-        of the horizon's time at the best's rate, once per run."""
-        runs = self.prior_runs + 1
-        return runs * self.settings.bound_share * self.settings.horizon_steps / self.best.mean
+        return self.settings.bound_share * self.settings.horizon_steps / self.best.mean
 
     def exploration_cost_s(self) -> float:
         """What exploring this workload has lost against the best so far, in this run and in the
