@@ -145,6 +145,8 @@ def test_a_speedup_not_measured_reads_n_a_not_a_multiple():
     assert "2.50x over w0 as started; 2 configurations in" in line, line
     alone = Measured(samples_per_s=None, baseline_samples_per_s=None, speedup=None, trials=1)
     assert "; 1 configuration in" in summary("w1 pf2", alone, "w1 pf2")
+    uncounted = alone.model_copy(update={"trials": None})
+    assert "; n/a configurations in" in summary("w1 pf2", uncounted, "w1 pf2")
 
 
 def test_every_speedup_line_says_n_a_in_words_where_none_was_measured():

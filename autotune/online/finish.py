@@ -112,11 +112,11 @@ def summary(label: str, m: Measured, start_label: str) -> str:
         if m.exploration_complete is not False
         else "had not finished exploring; best so far"
     )
+    tried = "n/a configurations" if m.trials is None else counted(m.trials, "configuration")
     line = (
         f"autotune.DataLoader {verb} {label}: {shown(m.samples_per_s, '.1f')} samples/s,"
-        f" {speedup_text(m.speedup)} over {start_label} as started; {m.trials} configuration"
-        f"{'' if m.trials == 1 else 's'} in {m.exploration_steps} steps, exploration cost"
-        f" {cost}; {m.exploration_stop}"
+        f" {speedup_text(m.speedup)} over {start_label} as started; {tried} in"
+        f" {m.exploration_steps} steps, exploration cost {cost}; {m.exploration_stop}"
     )
     if m.failed_configurations:
         line += f"; failed: {', '.join(m.failed_configurations)}"

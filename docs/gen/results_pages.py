@@ -270,7 +270,10 @@ def online_page() -> str:
             " configuration's time / run 2's ≥ 0.98. The best of five single runs reads low by"
             " its luck, so the best is also run again twice, alternated with two more second"
             " runs from a copy of run 1's memory (*re-measured*); the target is read on that"
-            " figure. The runs' notes are in `results/bench/repeated-runs/notes.md`:",
+            " figure. A third run goes on from run 2's memory (where the bound cut run 1's"
+            " exploring short, run 2 explores on with a share of its own and run 3 reaps it),"
+            " measured the same way. The runs' notes are in"
+            " `results/bench/repeated-runs/notes.md`:",
             "",
             "```",
             (ROOT / TORCHRUN_TWICE).read_text().rstrip(),
