@@ -39,11 +39,13 @@ def test_there_are_lazy_packages():
 def test_the_online_path_leaves_the_offline_search_and_probes_unimported():
     """Every process `autotune run` starts imports the online loader as it imports torch, each DDP
     rank before its first step: the offline search, its probes and burst runner stay unimported
-    (the climb imports the probes' model only where a run starts at num_workers=0)."""
+    (the climb imports the probes' model only where a run starts at num_workers=0), and so does
+    rich, whose tables only the console's commands draw (the online report is Markdown)."""
     code = (
         "import sys, autotune.online.loader;"
         " print(sorted(m for m in sys.modules if m.startswith(('optuna', 'autotune.search.tuner',"
-        " 'autotune.probe.loader', 'autotune.probe.ceilings', 'autotune.burst.runner'))))"
+        " 'autotune.probe.loader', 'autotune.probe.ceilings', 'autotune.burst.runner',"
+        " 'rich'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

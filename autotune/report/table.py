@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from autotune.diagnosis.split import split_step
 from autotune.search.trial import Phase, TrialRecord
 from autotune.space.config import KNOB_NAMES, LoaderConfig
 from autotune.space.knobs import KNOBS
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 NA = "n/a"
 
@@ -174,6 +175,9 @@ def to_rich(
     """The table for a console `width` characters wide (None: every terminal column). Cells never
     wrap: a word split over two lines ("re-me / asure") is unreadable in a log, so a status too
     long for what is left (a long failure) ends in an ellipsis instead."""
+    # Imported here: the online report (every rank `autotune run` starts) is Markdown alone.
+    from rich.table import Table
+
     table = Table(title=title, header_style="bold")
     columns, status_width = fitting_columns(table_rows, width, extra)
     for col in columns:

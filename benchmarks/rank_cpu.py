@@ -1,0 +1,29 @@
+"""Runs a script as `python SCRIPT ARGS` would, and prints at its exit the CPU seconds its own
+process used (user + system, its workers apart) and its wall seconds from here: a rank's cost is
+read in CPU time, which the machine's other load scatters less than wall time.
+python benchmarks/rank_cpu.py SCRIPT ARGS..."""
+
+import atexit
+import os
+import resource
+import runpy
+import sys
+import time
+
+START = time.perf_counter()
+
+
+def _report() -> None:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(
+        f"CPU rank {os.environ.get('RANK', '-')} own {own.ru_utime + own.ru_stime:.3f}"
+        f" wall {time.perf_counter() - START:.3f}",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    atexit.register(_report)  # first registered, last run: after the script's own exit handlers
+    script = sys.argv[1]
+    sys.argv = sys.argv[1:]
+    runpy.run_path(script, run_name="__main__")
