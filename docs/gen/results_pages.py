@@ -91,6 +91,7 @@ TUTORIAL_CHECK = "results/bench/tutorial-short/tutorial_check.out"
 REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
 TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
+JOB_COST = "results/bench/repeated-runs/job_cost.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
@@ -292,6 +293,20 @@ def online_page() -> str:
             "",
             "```",
             (ROOT / TORCHRUN_COST).read_text().rstrip(),
+            "```",
+            "",
+        ]
+    if (ROOT / JOB_COST).exists():
+        lines += [
+            "What `autotune run` adds to any job, in seconds, whatever its length"
+            " (`benchmarks/job_cost.py`): a short job of the same two ranks, plain torchrun (P),"
+            " torchrun with autotune's boot and every knob fixed (K), `autotune run` with every"
+            " knob fixed (F), alternated; the job's wall and each rank's own CPU time. Most of"
+            " it is each rank's import of the online loader, which every rank pays as it imports"
+            " torch:",
+            "",
+            "```",
+            (ROOT / JOB_COST).read_text().rstrip(),
             "```",
             "",
         ]
