@@ -70,6 +70,52 @@ def test_a_launcher_process_is_left_unpatched(how):
     assert "torch" in imported and "autotune.online.loader" not in imported
 
 
+def test_the_tuner_is_imported_when_a_loader_is_made_not_with_torch(tmp_path):
+    """A process that imports torch and makes no loader (a spawned worker re-importing the script,
+    a compiler's worker) gets the patched class without the tuner's import; the first loader
+    made imports it."""
+    out = _run_under_boot(
+        tmp_path,
+        """
+        import sys
+        from torch.utils.data import DataLoader
+        import autotune
+        tuner = ("autotune.online.session", "autotune.online.setup", "pydantic")
+        print(DataLoader is autotune.DataLoader, [m for m in tuner if m in sys.modules])
+        loader = DataLoader(list(range(4)), batch_size=2)
+        print([m for m in tuner if m in sys.modules], [b.tolist() for b in loader])
+    """,
+    )
+    assert out.splitlines() == [
+        "True []",
+        "['autotune.online.session', 'autotune.online.setup', 'pydantic'] [[0, 1], [2, 3]]",
+    ]
+
+
+def test_a_spawned_worker_does_not_import_the_tuner(tmp_path):
+    out = _run_under_boot(
+        tmp_path,
+        """
+        import sys
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Probe(Dataset):
+            def __len__(self):
+                return 2
+
+            def __getitem__(self, i):
+                return torch.tensor(int("autotune.online.session" in sys.modules))
+
+        if __name__ == "__main__":
+            loader = DataLoader(Probe(), batch_size=1, num_workers=1,
+                                multiprocessing_context="spawn")
+            print([int(b) for b in loader], "autotune.online.session" in sys.modules)
+    """,
+    )
+    assert out.splitlines()[-1] == "[0, 0] True"
+
+
 def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

@@ -18,22 +18,25 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import torch
 from torch.utils.data import IterableDataset
 
-from autotune.online.climb_types import normal
-from autotune.online.epoch import OnlineEpoch
 from autotune.online.inner import TORCH_DATALOADER
-from autotune.online.meter import Clock, Meter
-from autotune.online.options import OnlineOptions, resolve
-from autotune.online.policy import Policy
-from autotune.online.registry import base_name, call_site, evaluation_hint
-from autotune.online.session import TunerState
-from autotune.online.setup import epoch_starts, new_session
-from autotune.recipe.model import Recipe
 from autotune.space.config import LoaderConfig
+
+# The tuner is imported when a loader is made, not with this class. `autotune run` puts the class
+# in place as soon as a process imports torch, and many such processes never make a loader: a
+# spawned worker re-imports the script (and torch) only to run its dataset, a compiler's worker
+# imports torch; each would pay the tuner's import (most of autotune's cost per process) for
+# nothing.
+if TYPE_CHECKING:
+    from autotune.online.meter import Clock
+    from autotune.online.options import OnlineOptions
+    from autotune.online.policy import Policy
+    from autotune.online.session import TunerState
+    from autotune.recipe.model import Recipe
 
 log = logging.getLogger("autotune")
 # Read back as the configuration running now (frameworks re-create a loader from them).
@@ -100,6 +103,10 @@ class DataLoader(TORCH_DATALOADER):
             pin_memory_device=pin_memory_device,
             in_order=in_order,
         )
+        from autotune.online.options import OnlineOptions, resolve
+        from autotune.online.registry import base_name, call_site, evaluation_hint
+        from autotune.online.setup import new_session
+
         given = (
             online.model_dump(exclude_unset=True)
             if isinstance(online, OnlineOptions)
@@ -141,6 +148,8 @@ class DataLoader(TORCH_DATALOADER):
         a schedule) and, optionally, the meter's clock. Before the first iteration. With a clock
         of its own no backlog is read: the real workers' backlog against a fake clock's time
         would make rates of neither."""
+        from autotune.online.meter import Meter
+
         self._own_policy = True
         self._session.policy = policy
         if clock is not None:
@@ -160,6 +169,9 @@ class DataLoader(TORCH_DATALOADER):
     # -- iteration -----------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[Any]:
+        from autotune.online.epoch import OnlineEpoch
+        from autotune.online.setup import epoch_starts
+
         s = self._session
         if isinstance(self.dataset, IterableDataset):
             return iter(s.inner_loader(s.policy.current, None))
@@ -188,6 +200,8 @@ class DataLoader(TORCH_DATALOADER):
 
     def given(self) -> LoaderConfig:
         """The configuration the script's arguments make: what torch would run."""
+        from autotune.online.climb_types import normal
+
         d = self.__dict__
         return normal(
             LoaderConfig(
