@@ -60,7 +60,12 @@ def environments(tmp: Path, old: Path | None) -> dict[str, dict[str, str]]:
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     old = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
-    out = [stamp("spawn_workers.py", rounds) + (f"; O: {old}" if old else "")]
+    out = [stamp("spawn_workers.py", rounds)]
+    if old is not None:
+        commit = subprocess.run(
+            ["git", "-C", str(old), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        out.append(f"O: the checkout at {old}, commit {commit or 'unknown'}")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         script = tmp / "spawned.py"
