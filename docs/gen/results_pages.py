@@ -92,6 +92,7 @@ REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
 TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
 JOB_COST = "results/bench/repeated-runs/job_cost.out"
+SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
@@ -307,6 +308,18 @@ def online_page() -> str:
             "",
             "```",
             (ROOT / JOB_COST).read_text().rstrip(),
+            "```",
+            "",
+        ]
+    if (ROOT / SPAWN_WORKERS).exists():
+        lines += [
+            "What `autotune run` adds to a loader whose workers are spawned, each a fresh"
+            " interpreter that imports the script and torch (`benchmarks/spawn_workers.py`):"
+            " plain Python (P), autotune's boot with every knob fixed (K) and an older"
+            " checkout's (O), alternated:",
+            "",
+            "```",
+            (ROOT / SPAWN_WORKERS).read_text().rstrip(),
             "```",
             "",
         ]
