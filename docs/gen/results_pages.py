@@ -204,6 +204,14 @@ def offline_page() -> str:
     )
 
 
+def _output(rel: str, intro: list[str], after: tuple[str, ...] = ()) -> list[str]:
+    """A committed benchmark output as a fenced block between its text, where it exists."""
+    if not (ROOT / rel).exists():
+        return []
+    text = (ROOT / rel).read_text().rstrip()
+    return [*intro, "", "```", text, "```", "", *([*after, ""] if after else [])]
+
+
 def online_page() -> str:
     lines = [
         "# Online tuning: `autotune bench --online`",
@@ -228,8 +236,9 @@ def online_page() -> str:
         "",
     ]
     lines += _sections(ONLINE, OnlineReport, online_table, online_targets)
-    if (ROOT / TUTORIAL_CHECK).exists():
-        lines += [
+    lines += _output(
+        TUTORIAL_CHECK,
+        [
             "## A real short script under `autotune run`",
             "",
             "A 160-step training in the shape of PyTorch's *Data Loading Optimization*"
@@ -238,14 +247,11 @@ def online_page() -> str:
             " its hand-tuned one, and the baseline script unmodified under `autotune run`"
             " with and without `--epochs 10`. *training*: the script's own time from before"
             " the first `iter()` to the last step; *process*: the whole command's.",
-            "",
-            "```",
-            (ROOT / TUTORIAL_CHECK).read_text().rstrip(),
-            "```",
-            "",
-        ]
-    if (ROOT / REPEATED_RUNS).exists():
-        lines += [
+        ],
+    )
+    lines += _output(
+        REPEATED_RUNS,
+        [
             "## Repeated runs: the memory of earlier runs",
             "",
             "The same tutorial-shaped script run 3 times in a row under `autotune run` with"
@@ -255,17 +261,15 @@ def online_page() -> str:
             " time. Then a drifted workload: a run at 5 ms items, then one at 20 ms items"
             " (same dataset, same memory). Targets: run 1 ≥ 0.95, runs 2 and 3 ≥ 0.99;"
             " the drift detected, exploring started again in the first epochs.",
-            "",
-            "```",
-            (ROOT / REPEATED_RUNS).read_text().rstrip(),
-            "```",
-            "",
+        ],
+        after=(
             "The run's notes, with the drift check's timing, are in"
             " `results/bench/repeated-runs/notes.md`.",
-            "",
-        ]
-    if (ROOT / TORCHRUN_TWICE).exists():
-        lines += [
+        ),
+    )
+    lines += _output(
+        TORCHRUN_TWICE,
+        [
             "Two DDP ranks (`tests/frameworks/ddp_train.py` under torchrun, 1,200 steps a"
             " rank) run twice with one memory, against the same job with fixed per-rank"
             " configurations, in rounds with a fresh memory each; target: the best fixed"
@@ -276,14 +280,11 @@ def online_page() -> str:
             " exploring short, run 2 explores on with a share of its own and run 3 reaps it),"
             " measured the same way. The runs' notes are in"
             " `results/bench/repeated-runs/notes.md`:",
-            "",
-            "```",
-            (ROOT / TORCHRUN_TWICE).read_text().rstrip(),
-            "```",
-            "",
-        ]
-    if (ROOT / TORCHRUN_COST).exists():
-        lines += [
+        ],
+    )
+    lines += _output(
+        TORCHRUN_COST,
+        [
             "What that job's second run costs against plain torchrun"
             " (`benchmarks/torchrun_cost.py`): plain torchrun"
             " at the second runs' usual choice (P) and at the usual best fixed configuration"
@@ -291,50 +292,37 @@ def online_page() -> str:
             " autotune's cost), `autotune run` with every knob fixed (F: its own cost, nothing"
             " tuned), and"
             " second runs (R), alternated:",
-            "",
-            "```",
-            (ROOT / TORCHRUN_COST).read_text().rstrip(),
-            "```",
-            "",
-        ]
-    if (ROOT / JOB_COST).exists():
-        lines += [
+        ],
+    )
+    lines += _output(
+        JOB_COST,
+        [
             "What `autotune run` adds to any job, in seconds, whatever its length"
             " (`benchmarks/job_cost.py`): a short job of the same two ranks, plain torchrun (P),"
             " torchrun with autotune's boot and every knob fixed (K), `autotune run` with every"
             " knob fixed (F), alternated; the job's wall and each rank's own CPU time. Most of"
-            " it is each rank's import of the online loader, which every rank pays as it imports"
-            " torch:",
-            "",
-            "```",
-            (ROOT / JOB_COST).read_text().rstrip(),
-            "```",
-            "",
-        ]
-    if (ROOT / SPAWN_WORKERS).exists():
-        lines += [
+            " it is each rank's import of the online tuner, which a rank pays before its first"
+            " batch:",
+        ],
+    )
+    lines += _output(
+        SPAWN_WORKERS,
+        [
             "What `autotune run` adds to a loader whose workers are spawned, each a fresh"
             " interpreter that imports the script and torch (`benchmarks/spawn_workers.py`):"
             " plain Python (P), autotune's boot with every knob fixed (K) and an older"
             " checkout's (O), alternated:",
-            "",
-            "```",
-            (ROOT / SPAWN_WORKERS).read_text().rstrip(),
-            "```",
-            "",
-        ]
-    if (ROOT / RAM_WINDOW).exists():
-        lines += [
+        ],
+    )
+    lines += _output(
+        RAM_WINDOW,
+        [
             "Whether the RAM reading of a configuration's pool (for the cost order) lowers the"
             " window it runs beside (`benchmarks/ram_window.py`): the same job's first runs on"
             " the current code and an older one, alternated; each configuration's second window"
             " over its others:",
-            "",
-            "```",
-            (ROOT / RAM_WINDOW).read_text().rstrip(),
-            "```",
-            "",
-        ]
+        ],
+    )
     return "\n".join(lines)
 
 
