@@ -17,7 +17,6 @@ from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F
 import autotune
 from autotune.online import epoch as epoch_module
 from autotune.online import finish, registry, setup
-from autotune.online import loader as loader_module
 from autotune.online import session as session_module
 from autotune.online.inner import TORCH_DATALOADER
 from autotune.online.measurement import Measurement
@@ -106,7 +105,7 @@ COMPONENTS = {
     "outbox.publish": (finish.Outbox, "publish"),
     "memory.learn_batch": (PoolMemory, "learn_batch"),
     "memory.room": (PoolMemory, "room"),
-    "setup.epoch_starts": (loader_module, "epoch_starts"),
+    "setup.epoch_starts": (setup, "epoch_starts"),
     "setup.join_ranks": (setup, "join_ranks"),
     "run_length.from_stack": (setup, "from_stack"),
     "inner.unwatched": (epoch_module, "unwatched"),
