@@ -6,6 +6,7 @@ function and module, did)."""
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import subprocess
 import sys
@@ -36,17 +37,26 @@ def test_there_are_lazy_packages():
     assert {"burst", "search", "workload"} <= set(LAZY)
 
 
-def test_the_online_path_leaves_the_offline_search_and_probes_unimported():
-    """Every process `autotune run` starts imports the online loader as it imports torch, each DDP
-    rank before its first step: the offline search, its probes and burst runner stay unimported
-    (the climb imports the probes' model only where a run starts at num_workers=0), and so does
-    rich, whose tables only the console's commands draw (the online report is Markdown)."""
+def test_the_online_path_leaves_the_offline_search_and_probes_unimported(tmp_path):
+    """Every DDP rank makes its loader before its first step: the offline search, its probes and
+    burst runner stay unimported (the climb imports the probes' model only where a run starts at
+    num_workers=0), and so do rich, whose tables only the console's commands draw (the online
+    report is Markdown), and the report's table and the diagnosis, needed when the report is
+    written at the run's end."""
     code = (
-        "import sys, autotune.online.loader;"
+        "import sys, autotune.online.loader as o;"
+        " o.DataLoader(list(range(8)), batch_size=2, shuffle=True);"
         " print(sorted(m for m in sys.modules if m.startswith(('optuna', 'autotune.search.tuner',"
         " 'autotune.probe.loader', 'autotune.probe.ceilings', 'autotune.burst.runner',"
-        " 'rich'))))"
+        " 'rich', 'autotune.report.table', 'autotune.diagnosis'))))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "AUTOTUNE_MEMORY": "off"},
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -25,7 +25,6 @@ from autotune.online.policy import HillClimb
 from autotune.online.registry import registry
 from autotune.recipe.measured import build_measured
 from autotune.recipe.model import Measured, Recipe, shown, speedup_text
-from autotune.report.table import to_markdown
 from autotune.run_paths import ONLINE_PREFIX, new_run_dir
 from autotune.space.config import LoaderConfig
 from autotune.wording import counted
@@ -163,6 +162,10 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
             status=status,
         )
         rows.append(row)
+    # The table's module brings the diagnosis package: a rank imports it when its report is
+    # written, not before its first batch.
+    from autotune.report.table import to_markdown
+
     return (
         f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n"
         + to_markdown(rows, columns=ONLINE_COLUMNS)
