@@ -3,6 +3,7 @@ tuner's memory or leave processes behind."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import psutil
@@ -11,6 +12,7 @@ import torch
 from robust_support import child_pids
 
 from autotune.burst.runner import BurstSettings, run_burst
+from autotune.burst.teardown import release_loader
 from autotune.burst.watchdog import BurstTimeout
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import MIB
@@ -86,3 +88,31 @@ def test_a_time_limit_inside_worker_start_up_leaves_no_worker_behind():
     with pytest.raises(BurstTimeout):
         run_burst(workload, LoaderConfig(num_workers=2), torch.device("cpu"), settings)
     assert not child_pids() - before
+
+
+def test_a_forced_release_returns_although_a_killed_worker_holds_the_done_events_lock():
+    """A worker checks its done event under the event's lock; killed right then, it holds the
+    lock for ever. Holding it here stands for that worker: torch's graceful shutdown, which sets
+    the event, would wait on it for ever."""
+    sim = simulated_workload(SimSpec(cpu_ms=0.1, step_ms=1, batch=8, shape=(3, 8, 8), length=64))
+    loader = torch.utils.data.DataLoader(sim.dataset, batch_size=8, num_workers=2)
+    iterator = iter(loader)
+    next(iterator)
+    workers = list(iterator._workers)
+    lock = iterator._workers_done_event._cond
+    lock.acquire()
+    released = threading.Event()
+
+    def release() -> None:
+        release_loader(loader, iterator, force=True)
+        released.set()
+
+    thread = threading.Thread(target=release, daemon=True)
+    try:
+        thread.start()
+        # Not a timing: a release that waits on the lock never sets the event at all.
+        assert released.wait(timeout=60), "the forced release waited on a killed worker's lock"
+    finally:
+        lock.release()
+        thread.join(timeout=60)
+    assert not any(w.is_alive() for w in workers)

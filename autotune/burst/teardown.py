@@ -65,13 +65,35 @@ def release_loader(loader: Any, iterator: Any = None, *, force: bool = False) ->
         if force:
             for worker in workers:
                 worker.kill()
-        it._shutdown_workers()
+            _abandon(it)
+        else:
+            it._shutdown_workers()
         for worker in workers:  # torch only terminates; a worker may ignore SIGTERM
             if worker.is_alive():
                 worker.kill()
             worker.join(timeout=REAP_S)
     if hasattr(loader, "_iterator"):
         loader._iterator = None
+
+
+def _abandon(iterator: Any) -> None:
+    """torch's shutdown for an iterator whose workers were killed, less its waits on them.
+
+    torch's own `_shutdown_workers` sets the workers' done event, an Event whose lock a worker
+    takes each time it checks the event: killed at that moment, it holds the lock forever and the
+    set() never returns. So this touches nothing a worker shares, except queues that are never
+    waited on again (their feeder threads are told not to be joined at exit)."""
+    iterator._shutdown = True  # torch's __del__ then does nothing
+    if hasattr(iterator, "_pin_memory_thread"):
+        # The pin thread polls this thread-local event between reads: it ends within a poll.
+        iterator._pin_memory_thread_done_event.set()
+        iterator._pin_memory_thread.join(timeout=REAP_S)
+    index_queues = list(getattr(iterator, "_index_queues", ()))
+    results = getattr(iterator, "_worker_result_queue", None)
+    for queue in [*index_queues, *([results] if results is not None else [])]:
+        queue.cancel_join_thread()
+    for queue in index_queues:
+        queue.close()
 
 
 @contextlib.contextmanager

@@ -12,7 +12,11 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Iterator
+import time
+from typing import Callable, Iterator
+
+# An outer alarm that fell due inside the block is re-armed this soon.
+_OVERDUE_S = 1e-6
 
 
 class BurstTimeout(Exception):
@@ -24,12 +28,21 @@ def _on_main_thread() -> bool:
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None, what: str = "burst") -> Iterator[None]:
+def time_limit(
+    seconds: float | None, what: str = "burst", *, clock: Callable[[], float] = time.monotonic
+) -> Iterator[None]:
     """Raise BurstTimeout in the main thread if the block runs longer than `seconds`.
 
     Blocking calls (sleep, lock and queue waits) are interrupted, so a worker that never answers
-    or a step that sleeps forever both end here."""
+    or a step that sleeps forever both end here. An alarm already set (the caller's own, or a
+    test runner's per-test limit) is kept: if it is due first, it stays armed alone; otherwise
+    it is armed again on exit with the time it had left, and its handler restored."""
     if seconds is None or not hasattr(signal, "setitimer") or not _on_main_thread():
+        yield
+        return
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if 0 < outer_delay <= seconds:
+        # The outer alarm ends the block first anyway: replacing it would only delay it.
         yield
         return
 
@@ -38,6 +51,7 @@ def time_limit(seconds: float | None, what: str = "burst") -> Iterator[None]:
             f"{what} exceeded its time limit of {seconds:g} s (a hung worker, dataset item or step)"
         )
 
+    started = clock()
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -45,3 +59,7 @@ def time_limit(seconds: float | None, what: str = "burst") -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_delay > 0:
+            # Overdue while the burst ran: it fires at once (a zero delay would disarm it).
+            left = max(outer_delay - (clock() - started), _OVERDUE_S)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
