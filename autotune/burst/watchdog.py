@@ -46,10 +46,15 @@ def time_limit(
         yield
         return
 
+    armed = [True]
+
     def expire(_signum: int, _frame: object) -> None:
-        raise BurstTimeout(
-            f"{what} exceeded its time limit of {seconds:g} s (a hung worker, dataset item or step)"
-        )
+        # Once the block is over, a late alarm must not cut the restoring below short.
+        if armed[0]:
+            raise BurstTimeout(
+                f"{what} exceeded its time limit of {seconds:g} s"
+                " (a hung worker, dataset item or step)"
+            )
 
     started = clock()
     previous = signal.signal(signal.SIGALRM, expire)
@@ -57,6 +62,7 @@ def time_limit(
     try:
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer_delay > 0:
