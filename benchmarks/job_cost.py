@@ -13,8 +13,9 @@ differs; three variants alternated, the order reversed every other round:
 Each round's K - P and F - P are paired differences of neighbours, read as medians over the
 rounds: seconds a job pays, whatever its length. The ranks run through benchmarks/rank_cpu.py,
 which reads each rank's own CPU seconds (its workers apart): the ranks' part again, scattered
-less by the machine's other load than the walls. Run from the repository root:
-python benchmarks/job_cost.py [ROUNDS]"""
+less by the machine's other load than the walls. A longer job (STEPS a rank) tells a cost per job
+from a cost per step: only the second grows with the steps. Run from the repository root:
+python benchmarks/job_cost.py [ROUNDS] [STEPS]"""
 
 import os
 import re
@@ -34,15 +35,15 @@ from benchmarks.torchrun_cost import P, stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT, SCRIPT  # noqa: E402
 from tests.script_runs import torchrun_command  # noqa: E402
 
-STEPS = 50  # a rank's steps: 2 ranks x 50 steps x batch 8
+STEPS = 50  # a rank's steps by default: 2 ranks x 50 steps x batch 8
 VARIANTS = "PKF"
 
 
 RANK_CPU = Path(__file__).with_name("rank_cpu.py")
 
 
-def job() -> list[str]:
-    return torchrun_command(RANK_CPU, str(SCRIPT), "torchrun", str(2 * 8 * STEPS), "1")
+def job(steps: int = STEPS) -> list[str]:
+    return torchrun_command(RANK_CPU, str(SCRIPT), "torchrun", str(2 * 8 * steps), "1")
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, list[float], str | None]:
@@ -56,13 +57,13 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, list[float], 
     return wall, cpu, None
 
 
-def variant(k: str, tmp: Path) -> tuple[list[str], dict[str, str]]:
+def variant(k: str, tmp: Path, steps: int = STEPS) -> tuple[list[str], dict[str, str]]:
     if k == "P":
-        return job(), {**os.environ, "DDP_LOADER": P}
+        return job(steps), {**os.environ, "DDP_LOADER": P}
     if k == "K":
         fixed = OnlineOptions(fixed=TUNED, memory=False, results_dir=tmp / "results")
-        return job(), {**child_environment(fixed), "DDP_LOADER": P}
-    command = under_autotune_run("off", str(tmp / "results"), job())
+        return job(steps), {**child_environment(fixed), "DDP_LOADER": P}
+    command = under_autotune_run("off", str(tmp / "results"), job(steps))
     at = command.index("--")
     command[at:at] = [arg for name in TUNED for arg in ("--fix", name)]
     return command, {**os.environ, "DDP_LOADER": P}
@@ -70,14 +71,18 @@ def variant(k: str, tmp: Path) -> tuple[list[str], dict[str, str]]:
 
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    out = [stamp("job_cost.py", rounds), f"job: 2 ranks, 1 epoch of {STEPS} steps a rank, {P}"]
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else STEPS
+    out = [
+        stamp("job_cost.py", rounds, *([steps] if steps != STEPS else [])),
+        f"job: 2 ranks, 1 epoch of {steps} steps a rank, {P}",
+    ]
     times: dict[str, list[float]] = {k: [] for k in VARIANTS}
     cpus: dict[str, list[float]] = {k: [] for k in VARIANTS}  # a round's two ranks' mean
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as name:
         for r in range(rounds):
             for k in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                wall, cpu, error = timed(*variant(k, Path(name)))
+                wall, cpu, error = timed(*variant(k, Path(name), steps))
                 times[k].append(wall)
                 cpus[k].append(statistics.mean(cpu) if cpu else float("nan"))
                 if error is not None:
@@ -97,7 +102,8 @@ def main() -> None:
     out += failed or ["every run exited 0"]
     out.append(f"load average at the end {os.getloadavg()[0]:.1f}")
     print("\n".join(out))
-    (OUT / "job_cost.out").write_text("\n".join(out) + "\n")
+    name = "job_cost.out" if steps == STEPS else f"job_cost-{steps}steps.out"
+    (OUT / name).write_text("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":

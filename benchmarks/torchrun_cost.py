@@ -38,10 +38,10 @@ Q = "num_workers=4,prefetch_factor=4,persistent_workers=1"
 VARIANTS = "PQKFR"
 
 
-def stamp(script: str, rounds: int) -> str:
+def stamp(script: str, *args: object) -> str:
     """The first line of a 2-rank bench's output: its command, date, commit and machine."""
     return (
-        f"# python benchmarks/{script} {rounds} -- "
+        f"# python benchmarks/{' '.join(map(str, (script, *args)))} -- "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
         f" {git_commit()}, {os.cpu_count()} CPUs, no GPU; load average at the start"
         f" {os.getloadavg()[0]:.1f}"
