@@ -15,6 +15,7 @@ import torch
 from online_fakes import Indices, StepClock, _nothing_written_at_exit  # noqa: F401
 
 import autotune
+from autotune.burst.teardown import release_loader
 from autotune.online import epoch as epoch_module
 from autotune.online import finish, registry, setup
 from autotune.online import session as session_module
@@ -250,6 +251,22 @@ def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(
     assert any(message in why for why in failed.values())
     assert loader.config.num_workers < 2
     assert "failed: " in _report(tmp_path)
+
+
+def test_a_hung_pool_is_killed_not_waited_on(tmp_path, monkeypatch):
+    """A tuned configuration that timed out has a worker stuck in its dataset: torch's graceful
+    shutdown would wait 5 s for each such worker, inside the training loop, before terminating
+    it. The failed pool is killed instead (burst/teardown.py's forced release)."""
+    released: list[bool] = []
+
+    def release(loader, iterator=None, *, force=False):
+        released.append(force)
+        release_loader(loader, iterator, force=force)
+
+    monkeypatch.setattr(session_module, "release_loader", release)
+    batches, loader = _train(HangsInWorker(N), tmp_path, online={"candidate_timeout_s": 1.0})
+    assert batches == _torch_batches(Slow(N))
+    assert loader.tuner_state.failed and released and all(released)
 
 
 class AlwaysFails(Slow):

@@ -158,3 +158,25 @@ def test_at_exit_a_pinned_pool_has_stopped_before_torchs_joins(tmp_path):
         pytest.skip("pinned memory needs a GPU")
     assert _joins(tmp_path, "torch", pin=True) == ["alive at torch's join: True"] * 2
     assert _joins(tmp_path, "autotune", pin=True) == ["alive at torch's join: False"] * 2
+
+
+class SilentPool:
+    """torch's `_try_get_data` contract: wait up to `timeout` for a batch; (False, None) if none
+    came. This one never has a batch, and says at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def _try_get_data(self, timeout: float = 5.0) -> tuple[bool, Any]:
+        self.waits.append(timeout)
+        return False, None
+
+
+def test_a_timed_pool_waits_no_longer_than_its_timeout_at_each_look():
+    """torch waits its status-check interval (5 s) per look: a 1 s timeout would be found 5 s
+    late. A wait the caller gives is kept."""
+    pool = SilentPool()
+    timed(pool, 1.0)
+    pool._try_get_data()
+    pool._try_get_data(timeout=3.0)
+    assert pool.waits[0] <= 1.0 and pool.waits[1] == 3.0

@@ -3,8 +3,12 @@ tuner's memory or leave processes behind."""
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.queues
+import queue
 import threading
 import time
+from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -116,3 +120,31 @@ def test_a_forced_release_returns_although_a_killed_worker_holds_the_done_events
         lock.release()
         thread.join(timeout=60)
     assert not any(w.is_alive() for w in workers)
+
+
+def test_a_forced_release_ends_a_pin_memory_thread_waiting_on_its_queue():
+    """The pin thread (CUDA only, so a stand-in here) reads the workers' results with a 5 s
+    timeout and checks its done event between reads: the forced release wakes it, as torch's
+    shutdown does, instead of leaving it blocked past the release."""
+    results: multiprocessing.queues.Queue = multiprocessing.Queue()
+    done = threading.Event()
+
+    def pin_loop() -> None:  # torch's _pin_memory_loop, less the pinning
+        while not done.is_set():
+            try:
+                results.get(timeout=5.0)
+            except queue.Empty:
+                continue
+
+    thread = threading.Thread(target=pin_loop, daemon=True)
+    thread.start()
+    iterator = SimpleNamespace(
+        _shutdown_workers=None,
+        _workers=[],
+        _index_queues=[multiprocessing.Queue()],
+        _worker_result_queue=results,
+        _pin_memory_thread=thread,
+        _pin_memory_thread_done_event=done,
+    )
+    release_loader(None, iterator, force=True)
+    assert iterator._shutdown and not thread.is_alive()

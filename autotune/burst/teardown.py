@@ -84,12 +84,16 @@ def _abandon(iterator: Any) -> None:
     set() never returns. So this touches nothing a worker shares, except queues that are never
     waited on again (their feeder threads are told not to be joined at exit)."""
     iterator._shutdown = True  # torch's __del__ then does nothing
-    if hasattr(iterator, "_pin_memory_thread"):
-        # The pin thread polls this thread-local event between reads: it ends within a poll.
-        iterator._pin_memory_thread_done_event.set()
-        iterator._pin_memory_thread.join(timeout=REAP_S)
     index_queues = list(getattr(iterator, "_index_queues", ()))
     results = getattr(iterator, "_worker_result_queue", None)
+    if hasattr(iterator, "_pin_memory_thread"):
+        # As torch does: the pin thread checks this (thread) event between reads, and the item
+        # put wakes a read in progress. The put never blocks here: the queue's feeder thread
+        # sends it, and it is not joined (below).
+        iterator._pin_memory_thread_done_event.set()
+        if results is not None:
+            results.put((None, None))
+        iterator._pin_memory_thread.join(timeout=REAP_S)
     for queue in [*index_queues, *([results] if results is not None else [])]:
         queue.cancel_join_thread()
     for queue in index_queues:

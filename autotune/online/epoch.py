@@ -80,15 +80,16 @@ class OnlineEpoch(Iterator[Any]):
                 fallback = s.fallback_after(exc, self._config)
                 if fallback is None:
                     raise
-                self._start(fallback)
+                self._start(fallback, failed=True)
 
-    def _start(self, config: LoaderConfig) -> None:
+    def _start(self, config: LoaderConfig, *, failed: bool = False) -> None:
         """Run `config` from here on: the old loader's undelivered batches go first. A tuned
-        configuration whose workers cannot start gives way as one that fails to fetch does."""
+        configuration whose workers cannot start gives way as one that fails to fetch does.
+        `failed`: the old loader raised (its pool is killed, not shut down)."""
         s = self._session
         while True:
             if self._inner is not None:
-                s.retire(self._inner)
+                s.retire(self._inner, failed=failed)
                 self.stream.switch()
             s.guard.call(s.meter.switching)
             self._switch_to = None

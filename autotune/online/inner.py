@@ -106,6 +106,9 @@ def unwatched(iterator: Any) -> None:
         pass
 
 
+MIN_WAIT_S = 0.05  # the shortest wait for a batch between two looks at a hung pool's timeout
+
+
 def timed(iterator: Any, timeout_s: float) -> None:
     """A tuned configuration's pool that hangs (a worker alive but stuck) fails after `timeout_s`
     without a batch, and the loader replaces the configuration; with torch's default timeout=0
@@ -128,6 +131,11 @@ def timed(iterator: Any, timeout_s: float) -> None:
     owner = weakref.ref(iterator)
 
     def try_get_data(*args: Any, **kwargs: Any) -> Any:
+        if not args and "timeout" not in kwargs:
+            # torch's own wait per call is its status-check interval (5 s): no longer than the
+            # time left, or a 1 s timeout would be found after 5 s.
+            left = max(timeout_s - empty_s[0], MIN_WAIT_S)
+            kwargs["timeout"] = min(left, torch_dataloader._utils.MP_STATUS_CHECK_INTERVAL)
         began = time.monotonic()
         success, data = method(owner(), *args, **kwargs)
         empty_s[0] = 0.0 if success else empty_s[0] + time.monotonic() - began

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import torch
 
 from autotune.burst.backlog import ready_batches
+from autotune.burst.teardown import release_loader
 from autotune.online.finish import Outbox, Outcome
 from autotune.online.guard import Guard, one_line
 from autotune.online.inner import InnerLoaders
@@ -111,14 +112,18 @@ class Session:
             self._kept = (config, loader)
         return loader
 
-    def retire(self, iterator: Any) -> None:
-        """A switch: the running inner iterator's workers stop now (not when it is collected)."""
-        shutdown = getattr(iterator, "_shutdown_workers", None)
-        if shutdown is not None:
-            try:
+    def retire(self, iterator: Any, *, failed: bool = False) -> None:
+        """A switch: the running inner iterator's workers stop now (not when it is collected).
+        `failed`: the pool raised (a worker killed or hung): its workers are killed without
+        torch's graceful shutdown, which can wait for ever on a lock a killed worker held
+        (burst/teardown.py)."""
+        try:
+            if failed:
+                release_loader(None, iterator, force=True)
+            elif (shutdown := getattr(iterator, "_shutdown_workers", None)) is not None:
                 shutdown()
-            except Exception:  # noqa: BLE001 - a pool that died (the reason for a switch) is gone
-                log.debug("autotune: shutting a pool down raised", exc_info=True)
+        except Exception:  # noqa: BLE001 - a pool that died (the reason for a switch) is gone
+            log.debug("autotune: shutting a pool down raised", exc_info=True)
         self._kept = None
 
     def close(self) -> None:
