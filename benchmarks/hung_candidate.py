@@ -13,12 +13,12 @@ Run from the repository root: python benchmarks/hung_candidate.py [ROUNDS] [OLD_
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import alternated, checkout_line, run_python  # noqa: E402
 from benchmarks.torchrun_cost import stamp  # noqa: E402
 from benchmarks.torchrun_twice import ROOT  # noqa: E402
 
@@ -60,10 +60,7 @@ def main() -> None:
     plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     envs = {"N": {**plain, "PYTHONPATH": str(ROOT)}}
     if old is not None:
-        commit = subprocess.run(
-            ["git", "-C", str(old), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        out.append(f"O: the checkout at {old}, commit {commit or 'unknown'}")
+        out.append(checkout_line(old))
         envs["O"] = {**plain, "PYTHONPATH": str(old)}
     out.append("3 epochs of 64 items, batch 2, tuned over 0-2 workers; a pool's 2nd worker hangs")
     with tempfile.TemporaryDirectory() as name:
@@ -71,22 +68,14 @@ def main() -> None:
         script.write_text(SCRIPT)
         for timeout in TIMEOUTS_S:
             times: dict[str, list[float]] = {k: [] for k in envs}
-            for r in range(rounds):
-                for k in list(envs) if r % 2 == 0 else list(envs)[::-1]:
-                    done = subprocess.run(
-                        [sys.executable, str(script), str(timeout)],
-                        env=envs[k],
-                        capture_output=True,
-                        text=True,
-                        cwd=name,
-                        timeout=600,
-                    )
-                    found = re.search(r"^LOOP ([\d.]+) STEPS (\d+) FAILED (.*)$", done.stdout, re.M)
-                    if done.returncode != 0 or found is None or found.group(2) != "96":
-                        sys.exit(f"{k} failed (exit {done.returncode}): {done.stderr[-2000:]}")
-                    if "w2" not in found.group(3):
-                        sys.exit(f"{k}: no pool of 2 workers failed ({found.group(3)})")
-                    times[k].append(float(found.group(1)))
+            for k in alternated(list(envs), rounds):
+                done = run_python(script, [str(timeout)], envs[k], Path(name))
+                found = re.search(r"^LOOP ([\d.]+) STEPS (\d+) FAILED (.*)$", done.stdout, re.M)
+                if done.returncode != 0 or found is None or found.group(2) != "96":
+                    sys.exit(f"{k} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+                if "w2" not in found.group(3):
+                    sys.exit(f"{k}: no pool of 2 workers failed ({found.group(3)})")
+                times[k].append(float(found.group(1)))
             for k, v in times.items():
                 out.append(
                     f"candidate_timeout_s={timeout:g} {k}: loop median {statistics.median(v):.2f}s"

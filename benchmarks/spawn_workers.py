@@ -14,7 +14,6 @@ Run from the repository root: python benchmarks/spawn_workers.py [ROUNDS] [OLD_C
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from autotune.cli.run_cmd import child_environment
 from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import alternated, checkout_line, run_python  # noqa: E402
 from benchmarks.torchrun_cost import stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT  # noqa: E402
 
@@ -62,30 +62,19 @@ def main() -> None:
     old = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
     out = [stamp("spawn_workers.py", rounds)]
     if old is not None:
-        commit = subprocess.run(
-            ["git", "-C", str(old), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        out.append(f"O: the checkout at {old}, commit {commit or 'unknown'}")
+        out.append(checkout_line(old))
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         script = tmp / "spawned.py"
         script.write_text(SCRIPT)
         envs = environments(tmp, old)
         times: dict[str, list[float]] = {k: [] for k in envs}
-        for r in range(rounds):
-            for k in list(envs) if r % 2 == 0 else list(envs)[::-1]:
-                done = subprocess.run(
-                    [sys.executable, str(script)],
-                    env=envs[k],
-                    capture_output=True,
-                    text=True,
-                    cwd=ROOT,
-                    timeout=600,
-                )
-                found = re.search(r"^EPOCHS ([\d.]+)", done.stdout, re.M)
-                if done.returncode != 0 or found is None:
-                    sys.exit(f"{k} failed (exit {done.returncode}): {done.stderr[-2000:]}")
-                times[k].append(float(found.group(1)))
+        for k in alternated(list(envs), rounds):
+            done = run_python(script, [], envs[k], ROOT)
+            found = re.search(r"^EPOCHS ([\d.]+)", done.stdout, re.M)
+            if done.returncode != 0 or found is None:
+                sys.exit(f"{k} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+            times[k].append(float(found.group(1)))
     out.append("3 epochs of a loader with 4 spawned workers, tiny items")
     for k, v in times.items():
         out.append(f"{k}: median {statistics.median(v):.3f}s ({', '.join(f'{t:.2f}' for t in v)})")

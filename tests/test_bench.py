@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from autotune.cli.app import app
 from benchmarks import workloads
+from benchmarks.alternate import alternated
 from benchmarks.model import BenchReport
 from benchmarks.options import BenchOptions
 from benchmarks.row import shown_seconds
@@ -200,3 +201,7 @@ def test_unknown_bench_workload_is_a_one_line_error():
     result = CliRunner().invoke(app, ["bench", "--workloads", "nope"])
     assert result.exit_code == 2
     assert "unknown bench workload nope" in result.output
+
+
+def test_side_by_side_variants_alternate_their_order_every_other_round():
+    assert list(alternated(["P", "K", "O"], 3)) == list("PKOOKPPKO")
