@@ -92,7 +92,9 @@ REPEATED_RUNS = "results/bench/repeated-runs/repeated_runs.out"
 TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
 JOB_COST = "results/bench/repeated-runs/job_cost.out"
+JOB_COST_LONG = "results/bench/repeated-runs/job_cost-1200steps.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
+HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
@@ -306,12 +308,29 @@ def online_page() -> str:
         ],
     )
     lines += _output(
+        JOB_COST_LONG,
+        [
+            "The same job with 1,200 steps a rank instead of 50: a rank's extra CPU does not"
+            " grow with the steps (a cost per job, not per step); the walls scatter more than"
+            " the difference:",
+        ],
+    )
+    lines += _output(
         SPAWN_WORKERS,
         [
             "What `autotune run` adds to a loader whose workers are spawned, each a fresh"
             " interpreter that imports the script and torch (`benchmarks/spawn_workers.py`):"
             " plain Python (P), autotune's boot with every knob fixed (K) and an older"
             " checkout's (O), alternated:",
+        ],
+    )
+    lines += _output(
+        HUNG_CANDIDATE,
+        [
+            "What a tuned configuration whose worker hangs costs the training loop"
+            " (`benchmarks/hung_candidate.py`): 3 short epochs tuned over 0-2 workers, where the"
+            " second worker of any pool hangs; the loop's seconds at two `candidate_timeout_s`,"
+            " this checkout (N) and an older one (O), alternated:",
         ],
     )
     lines += _output(
