@@ -3,6 +3,7 @@ tuner's memory or leave processes behind."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import multiprocessing.queues
 import queue
@@ -14,6 +15,7 @@ import psutil
 import pytest
 import torch
 from robust_support import child_pids
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 from autotune.burst.runner import BurstSettings, run_burst
 from autotune.burst.teardown import release_loader
@@ -89,9 +91,20 @@ def test_a_time_limit_inside_worker_start_up_leaves_no_worker_behind():
         min_steps=2, min_seconds=0.02, max_seconds=0.1, warmup_steps=1, time_limit_s=0.5
     )
     before = child_pids()
-    with pytest.raises(BurstTimeout):
+    with pytest.raises(BurstTimeout) as caught:
         run_burst(workload, LoaderConfig(num_workers=2), torch.device("cpu"), settings)
     assert not child_pids() - before
+    # The interrupted iterator, kept alive by the traceback: when collected, it must not set its
+    # killed workers' done event (whose lock one of them may hold) as torch's shutdown does.
+    interrupted = [
+        o
+        for o in gc.get_objects()
+        if issubclass(type(o), _MultiProcessingDataLoaderIter)
+        and o._workers
+        and not any(w.is_alive() for w in o._workers)
+    ]
+    assert interrupted and all(o._shutdown for o in interrupted)
+    del caught
 
 
 def test_a_forced_release_returns_although_a_killed_worker_holds_the_done_events_lock():

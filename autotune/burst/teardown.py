@@ -112,17 +112,22 @@ def no_strays() -> Iterator[None]:
         with shielded():
             # active_children() also reaps those that ended already (no zombie left behind).
             strays = set(multiprocessing.active_children()) - before
-            if strays:
-                for it in _owners(strays):
-                    _stop_watching(it)
+            owners = _owners(strays) if strays else []
+            for it in owners:
+                _stop_watching(it)
             for proc in strays:
                 proc.kill()
                 proc.join(timeout=REAP_S)
+            for it in owners:
+                # When collected, an owner would shut down as torch does: set its killed
+                # workers' done event, whose lock one of them may hold.
+                _abandon(it)
 
 
 def _owners(procs: set[Any]) -> list[Any]:
     """The iterators, reachable or not, whose workers are among `procs`: their SIGCHLD watch
-    must end before the workers are killed. Rare (a stray is an accident), so a gc scan is fine."""
+    must end before the workers are killed, and their own shutdown must not run after. Rare (a
+    stray is an accident), so a gc scan is fine."""
     return [
         o
         for o in gc.get_objects()
