@@ -5,6 +5,8 @@ exactly torch's batches, and a report is written."""
 
 from __future__ import annotations
 
+import gc
+import multiprocessing.synchronize
 import os
 import signal
 import time
@@ -251,6 +253,31 @@ def test_a_configuration_that_fails_is_marked_and_its_batches_replayed(
     assert any(message in why for why in failed.values())
     assert loader.config.num_workers < 2
     assert "failed: " in _report(tmp_path)
+
+
+class KilledHoldingTheDoneLock(Slow):
+    """Worker 1 dies as a worker killed while it checks its done event (the OOM killer may strike
+    then): holding the event's lock, which every worker takes for each index it gets."""
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id >= 1:
+            done = [o for o in gc.get_objects() if type(o) is multiprocessing.synchronize.Event]
+            assert len(done) == 1, "a worker holds one multiprocessing Event: its done event"
+            done[0]._cond.acquire()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().__getitem__(i)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)  # what this guards against is a hang
+def test_a_worker_killed_holding_the_done_events_lock_fails_its_configuration_only(tmp_path):
+    """torch marks a dead worker unavailable, then checks the done event under its lock, and a
+    graceful shutdown sets it: either would wait for ever on the dead worker's lock."""
+    batches, loader = _train(KilledHoldingTheDoneLock(N), tmp_path)
+    assert batches == _torch_batches(Slow(N))
+    failed = loader.tuner_state.failed
+    assert failed and all(label.startswith("w2") for label in failed)
 
 
 def test_a_hung_pool_is_killed_not_waited_on(tmp_path, monkeypatch):

@@ -94,7 +94,13 @@ def unwatched(iterator: Any) -> None:
     error from its SIGCHLD handler, wherever the main thread is: in the training step, where no
     one can catch it for the loader. Unwatched, the death is found where the loader waits for
     the batch (torch checks its workers every few seconds), and the loader replaces the
-    configuration. The script's own configuration keeps torch's behaviour."""
+    configuration. The script's own configuration keeps torch's behaviour.
+
+    Where it finds a dead worker, torch marks it unavailable and then checks the pool's done
+    event, under the event's lock; a worker that was killed while it checked that event itself
+    (it does for every index it gets) holds that lock for ever, and the check would never
+    return. A tuned pool marks a dead worker without that check (its teardown is forced, and
+    never sets the event either: burst/teardown.py)."""
     if not getattr(iterator, "_worker_pids_set", False):
         return
     try:
@@ -103,7 +109,22 @@ def unwatched(iterator: Any) -> None:
         _utils.signal_handling._remove_worker_pids(id(iterator))
         iterator._worker_pids_set = False
     except Exception:  # noqa: BLE001 - another torch: its watch stays, its errors are caught later
-        pass
+        return
+    mark = getattr(type(iterator), "_mark_worker_as_unavailable", None)
+    if mark is None or not hasattr(iterator, "_index_queues"):
+        return
+    owner = weakref.ref(iterator)  # held weakly, as in timed(): no cycle keeps the pool alive
+
+    def mark_unavailable(worker_id: int, shutdown: bool = False) -> None:
+        pool: Any = owner()  # alive: torch calls this on it
+        if shutdown:  # torch's shutdown, which has set the event itself
+            mark(pool, worker_id, shutdown)
+            return
+        # torch's marking, less its closing assertion on the done event.
+        pool._index_queues[worker_id].put(None)
+        pool._workers_status[worker_id] = False
+
+    iterator._mark_worker_as_unavailable = mark_unavailable
 
 
 MIN_WAIT_S = 0.05  # the shortest wait for a batch between two looks at a hung pool's timeout
