@@ -16,7 +16,13 @@ import torch
 
 import autotune
 from autotune.online import inner
-from autotune.online.inner import TORCH_DATALOADER, stop_pools, stopped_before_torch_exits, timed
+from autotune.online.inner import (
+    TORCH_DATALOADER,
+    stop_pools,
+    stopped_before_torch_exits,
+    timed,
+    unwatched,
+)
 
 
 class Items(torch.utils.data.Dataset):
@@ -180,3 +186,26 @@ def test_a_timed_pool_waits_no_longer_than_its_timeout_at_each_look():
     pool._try_get_data()
     pool._try_get_data(timeout=3.0)
     assert pool.waits[0] <= 1.0 and pool.waits[1] == 3.0
+
+
+def test_a_tuned_pool_shuts_down_as_torchs_when_collected(no_gc, monkeypatch):
+    """A tuned pool's iterator marks dead workers its own way (inner.unwatched); collected, it
+    still shuts its workers down as torch's does, with no error in its __del__."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    before = set(multiprocessing.active_children())
+    loader = TORCH_DATALOADER(Items(), batch_size=4, num_workers=2)
+    iterator = iter(loader)
+    unwatched(iterator)
+    assert isinstance(iterator, torch.utils.data.dataloader._MultiProcessingDataLoaderIter)
+    next(iterator)  # mid-epoch: its workers are still up when it is dropped
+    # In a reference cycle (a traceback, a framework's bookkeeping), it is freed by the garbage
+    # collector, which clears weak references to it before its __del__ runs.
+    iterator.cycle = iterator
+    # Kept out of the garbage: collected with it, they would close before its workers are told
+    # to stop, and each worker would be waited on for 5 s (torch's, with or without autotune).
+    queues = list(iterator._index_queues)
+    del loader, iterator
+    gc.collect()
+    del queues
+    assert unraisable == [] and _new_children(before) == []

@@ -110,21 +110,22 @@ def unwatched(iterator: Any) -> None:
         iterator._worker_pids_set = False
     except Exception:  # noqa: BLE001 - another torch: its watch stays, its errors are caught later
         return
-    mark = getattr(type(iterator), "_mark_worker_as_unavailable", None)
-    if mark is None or not hasattr(iterator, "_index_queues"):
-        return
-    owner = weakref.ref(iterator)  # held weakly, as in timed(): no cycle keeps the pool alive
+    if type(iterator) is torch_dataloader._MultiProcessingDataLoaderIter:
+        # The class, not a function on the instance: torch calls the method from __del__ too,
+        # where a weak reference to the iterator is dead already (and a strong one is a cycle).
+        iterator.__class__ = _TunedPoolIter
 
-    def mark_unavailable(worker_id: int, shutdown: bool = False) -> None:
-        pool: Any = owner()  # alive: torch calls this on it
+
+class _TunedPoolIter(torch_dataloader._MultiProcessingDataLoaderIter):
+    """torch's iterator, less the check of the done event where a dead worker is marked."""
+
+    def _mark_worker_as_unavailable(self, worker_id: int, shutdown: bool = False) -> None:
         if shutdown:  # torch's shutdown, which has set the event itself
-            mark(pool, worker_id, shutdown)
+            super()._mark_worker_as_unavailable(worker_id, shutdown)
             return
         # torch's marking, less its closing assertion on the done event.
-        pool._index_queues[worker_id].put(None)
-        pool._workers_status[worker_id] = False
-
-    iterator._mark_worker_as_unavailable = mark_unavailable
+        self._index_queues[worker_id].put(None)
+        self._workers_status[worker_id] = False
 
 
 MIN_WAIT_S = 0.05  # the shortest wait for a batch between two looks at a hung pool's timeout
