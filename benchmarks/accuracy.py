@@ -32,6 +32,7 @@ from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
 from autotune.workload.options import WorkloadOptions
 from autotune.workload.spec import load_workload
+from benchmarks.alternate import round_order
 from benchmarks.model import AccuracyReport, AccuracyRow
 from benchmarks.options import AccuracyOptions
 from benchmarks.provenance import git_commit
@@ -95,7 +96,7 @@ def measure_config(
         ),
     }
     for r in range(rounds):
-        order = ("burst", "steady") if r % 2 == 0 else ("steady", "burst")
+        order = round_order(("burst", "steady"), r)
         rates = {name: measure[name]() for name in order}
         bursts.append(rates["burst"])
         steady.append(rates["steady"])

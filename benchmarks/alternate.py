@@ -5,13 +5,20 @@ each alike), and an older checkout, where one is compared, is named by its commi
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence, TypeVar
+
+T = TypeVar("T")
 
 
-def alternated(variants: Sequence[str], rounds: int) -> Iterator[str]:
+def round_order(variants: Sequence[T], r: int) -> Sequence[T]:
+    """Round `r`'s order (from 0): the variants as given, reversed on odd rounds."""
+    return variants if r % 2 == 0 else variants[::-1]
+
+
+def alternated(variants: Sequence[T], rounds: int) -> Iterator[T]:
     """Each variant once a round, the order reversed every other round."""
     for r in range(rounds):
-        yield from (variants if r % 2 == 0 else variants[::-1])
+        yield from round_order(variants, r)
 
 
 def checkout_line(old: Path) -> str:

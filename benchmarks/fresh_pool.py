@@ -27,6 +27,7 @@ from autotune.made_by import git_commit  # noqa: E402
 from autotune.space.config import LoaderConfig  # noqa: E402
 from autotune.workload.base import Workload  # noqa: E402
 from autotune.workload.spec import WorkloadOptions, load_workload  # noqa: E402
+from benchmarks.alternate import alternated  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "fresh-pool"
@@ -64,9 +65,8 @@ def main() -> None:
         LoaderConfig(num_workers=1, prefetch_factor=2, persistent_workers=True),
     ]
     seen: dict[str, list[list[float]]] = {c.label(): [] for c in configs}
-    for r in range(rounds):
-        for config in configs if r % 2 == 0 else configs[::-1]:
-            seen[config.label()].append(windows(workload, config))
+    for config in alternated(configs, rounds):
+        seen[config.label()].append(windows(workload, config))
     lines = [
         f"# python benchmarks/fresh_pool.py {spec} {rounds} -- commit {git_commit()},"
         f" {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC,"

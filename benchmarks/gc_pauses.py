@@ -31,6 +31,7 @@ from autotune.made_by import git_commit  # noqa: E402
 from autotune.space.config import LoaderConfig  # noqa: E402
 from autotune.workload.base import Workload  # noqa: E402
 from autotune.workload.spec import WorkloadOptions, load_workload  # noqa: E402
+from benchmarks.alternate import round_order  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "gc-pauses"
@@ -122,7 +123,7 @@ def main() -> None:
     ]
     seen: dict[str, list[dict[str, Any]]] = {}
     for r in range(rounds):
-        order = variants if r % 2 == 0 else variants[::-1]
+        order = round_order(variants, r)
         for config, frozen in order:
             label = config.label() + (f" {FROZEN}" if frozen else "")
             got = run(workload, config, frozen, steps)

@@ -30,6 +30,7 @@ from autotune.cli.run_cmd import child_environment
 from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import round_order  # noqa: E402
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
 from benchmarks.torchrun_cost import P, stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT, SCRIPT  # noqa: E402
@@ -81,7 +82,7 @@ def main() -> None:
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as name:
         for r in range(rounds):
-            for k in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+            for k in round_order(VARIANTS, r):
                 wall, cpu, error = timed(*variant(k, Path(name), steps))
                 times[k].append(wall)
                 cpus[k].append(statistics.mean(cpu) if cpu else float("nan"))

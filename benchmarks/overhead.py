@@ -47,6 +47,7 @@ from autotune.telemetry.phases import PHASES, PhaseClock, stack_phases
 from autotune.transfer.device_loader import DeviceLoader, PhaseHook
 from autotune.transfer.move import batch_samples
 from autotune.workload.base import Workload
+from benchmarks.alternate import round_order
 from benchmarks.overhead_result import (
     AUTOTUNE,
     CONTROL,
@@ -94,7 +95,7 @@ def _alternate(pairs: int, segment: Callable[[bool], float]) -> Comparison:
     for index in range(pairs):
         rates = {
             instrumented: segment(instrumented)
-            for instrumented in ((False, True) if index % 2 == 0 else (True, False))
+            for instrumented in round_order((False, True), index)
         }
         out.pairs.append((rates[False], rates[True]))
     return out

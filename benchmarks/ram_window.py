@@ -26,6 +26,7 @@ from pathlib import Path
 from autotune.made_by import git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import round_order  # noqa: E402
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT, _torchrun  # noqa: E402
 
@@ -46,7 +47,7 @@ def main() -> None:
     ratios: dict[str, list[float]] = {"new": [], "old": []}
     walls: dict[str, list[float]] = {"new": [], "old": []}
     for r in range(rounds):
-        for code in ("new", "old") if r % 2 == 0 else ("old", "new"):
+        for code in round_order(("new", "old"), r):
             tree = codes[code][0]
             first = len(out)
             with tempfile.TemporaryDirectory() as name:

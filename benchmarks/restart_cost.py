@@ -28,6 +28,7 @@ from autotune.made_by import git_commit  # noqa: E402
 from autotune.space.config import LoaderConfig  # noqa: E402
 from autotune.workload.base import Workload  # noqa: E402
 from autotune.workload.spec import WorkloadOptions, load_workload  # noqa: E402
+from benchmarks.alternate import round_order  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bench" / "restart-cost"
@@ -74,7 +75,7 @@ def main() -> None:
     ]
     seen: dict[bool, list[dict[str, float]]] = {False: [], True: []}
     for r in range(rounds):
-        for persist in (False, True) if r % 2 == 0 else (True, False):
+        for persist in round_order((False, True), r):
             config = LoaderConfig(
                 num_workers=workers, prefetch_factor=2, persistent_workers=persist
             )

@@ -30,6 +30,7 @@ from autotune.made_by import git_commit
 from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import round_order  # noqa: E402
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT, _torchrun  # noqa: E402
 
@@ -59,7 +60,7 @@ def main() -> None:
         )
         out += [f"run 1: {wall:.2f}s", *(f"  {line}" for line in lines)]
         for r in range(rounds):
-            for k in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+            for k in round_order(VARIANTS, r):
                 wall, lines = _timed(*_variant(k, tmp, r))
                 times[k].append(wall)
                 out += [f"round {r + 1} {k}: {wall:.2f}s", *(f"  {line}" for line in lines)]

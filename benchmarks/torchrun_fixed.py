@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from benchmarks.alternate import round_order  # noqa: E402
 from benchmarks.torchrun_cost import _timed, stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, _torchrun  # noqa: E402
 
@@ -24,7 +25,7 @@ def main() -> None:
     out = [stamp("torchrun_fixed.py", rounds) + " " + " ".join(configs)]
     times: dict[str, list[float]] = {c: [] for c in configs}
     for r in range(rounds):
-        for config in configs if r % 2 == 0 else configs[::-1]:
+        for config in round_order(configs, r):
             env = {**os.environ, "DDP_LOADER": config}
             wall, lines = _timed(_torchrun(), env)
             times[config].append(wall)

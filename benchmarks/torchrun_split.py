@@ -49,6 +49,7 @@ def rank_main(argv: list[str]) -> None:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository
+    from benchmarks.alternate import round_order
     from benchmarks.torchrun_cost import _variant, stamp
     from benchmarks.torchrun_twice import OUT, ROOT, SCRIPT
 
@@ -57,7 +58,7 @@ def main() -> None:
     parts: dict[str, list[tuple[float, ...]]] = {k: [] for k in "PKF"}
     with tempfile.TemporaryDirectory() as name:
         for r in range(rounds):
-            for k in "PKF" if r % 2 == 0 else "FKP":
+            for k in round_order("PKF", r):
                 command, env = _variant(k, Path(name), r)
                 at = command.index(str(SCRIPT))
                 command[at : at + 1] = [str(Path(__file__).resolve()), RANK_FLAG]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from autotune.cli.app import app
 from benchmarks import workloads
-from benchmarks.alternate import alternated
+from benchmarks.alternate import alternated, round_order
 from benchmarks.model import BenchReport
 from benchmarks.options import BenchOptions
 from benchmarks.row import shown_seconds
@@ -205,3 +205,4 @@ def test_unknown_bench_workload_is_a_one_line_error():
 
 def test_side_by_side_variants_alternate_their_order_every_other_round():
     assert list(alternated(["P", "K", "O"], 3)) == list("PKOOKPPKO")
+    assert [round_order("PKO", r) for r in range(3)] == ["PKO", "OKP", "PKO"]
