@@ -258,3 +258,12 @@ def test_the_pick_among_ties_reads_high_by_the_expected_maximum_of_their_noise()
     # More ties, more bias; more windows of the best, less.
     assert selection_bias(cv, at(1.0, n), rivals * 3) > selection_bias(cv, at(1.0, n), rivals)
     assert selection_bias(cv, at(1.0, 6), rivals) < selection_bias(cv, at(1.0, n), rivals)
+
+
+def test_the_first_prefetch_depth_is_the_shallowest_only_where_epochs_are_short():
+    from autotune.decision.prefetch import first_depth
+
+    assert first_depth(True, (1, 2, 4, 8), None) == 1
+    assert first_depth(True, (2, 4), 4) == 2
+    assert first_depth(False, (1, 2, 4, 8), None) is None
+    assert first_depth(False, (1, 2, 4, 8), 4) == 4

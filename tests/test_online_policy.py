@@ -324,6 +324,28 @@ def test_a_short_epochs_windows_are_whole_epochs_with_their_refill():
     assert inside.best.config.prefetch_factor == 4  # windows inside the epochs miss the refill
 
 
+def test_where_a_window_is_a_whole_epoch_the_jump_runs_at_the_shallowest_prefetch():
+    """30-step epochs (whole-epoch windows): the jump's pool is measured at prefetch 1, as its
+    refill is paid every epoch (decision/prefetch.py); a pool still starved then tries the next
+    depth up. Over long epochs the jump keeps the start's (torch's default)."""
+    short = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=30, min_horizon_steps=600))
+    assert short.settings.whole_epochs
+    Loop(fetch_s=0.083, convoy=0.05).run(short, limit=1200, epoch=30)
+    tried = [(c.num_workers, c.prefetch_factor) for c in _measured(short)]
+    assert tried[:3] == [(0, None), (5, 1), (5, 2)]
+    long = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=10_000))
+    Loop(fetch_s=0.083).run(long)
+    assert (_measured(long)[1].num_workers, _measured(long)[1].prefetch_factor) == (5, 2)
+
+
+def test_a_prefetch_the_script_fixed_is_kept_by_the_jump_over_short_epochs():
+    tuned = tuple(name for name in TUNED if name != "prefetch_factor")
+    climb = HillClimb(LoaderConfig(), tuned, _settings(epoch_steps=30, min_horizon_steps=600))
+    Loop(fetch_s=0.083).run(climb, limit=600, epoch=30)
+    jump = _measured(climb)[1]
+    assert (jump.num_workers, jump.prefetch_factor) == (5, 2)  # torch's default, as the script ran
+
+
 def test_a_start_paying_fresh_pools_is_judged_against_persistent_candidates_at_one_setting():
     """30-step epochs; the start, without persistent workers, pays a 0.4 s start-up every epoch
     (29 x 20 ms + 0.4 s: 31 batches/s over whole epochs, 52 steady); a persistent candidate with

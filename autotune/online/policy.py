@@ -5,7 +5,9 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
 1. The start (the arguments given) is measured for one window (at num_workers=0 a window of 3
    steps: no convoy to span, and the start is often the slowest). At num_workers=0 its fetch, inside
    `__next__`, and its CPU share tell how many workers the step needs (predict.py: the offline
-   probes' model, capped by the free cores only where the fetch computes); the climb jumps there.
+   probes' model, capped by the free cores only where the fetch computes); the climb jumps there,
+   at the shallowest prefetch where a window is a whole epoch (decision/prefetch.py: a short
+   epoch pays the pool's refill every few steps).
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
    waiting on storage), then more workers (more workers first where the pool is short of them by
@@ -62,6 +64,7 @@ from autotune.decision import drift
 from autotune.decision import verdict as brain
 from autotune.decision.cost import cost
 from autotune.decision.epoch_time import EpochParts, rate_at, shared_setting, steady_of
+from autotune.decision.prefetch import first_depth
 from autotune.decision.verdict import Verdict
 from autotune.decision.worker_range import Evidence, Fits, any_fits, count_short
 from autotune.online.climb_types import (
@@ -552,7 +555,7 @@ class HillClimb:
         if "num_workers" in self.tuned:
             jump = self._needed()
             if jump is not None:
-                yield from self._try(self._candidate("num_workers", self.range.admit(jump)))
+                yield from self._try(self._jumped(self.range.admit(jump)))
         while self.best.starved:  # still waiting on the loader: feed it more
             for cand in self._deeper():
                 if (yield from self._try(cand)):
@@ -581,6 +584,17 @@ class HillClimb:
         if name != "pin_memory" and "pin_memory" in self.tuned and self.settings.cuda:
             config = replace(config, pin_memory=True)
         return config
+
+    def _jumped(self, workers: int) -> LoaderConfig:
+        """The prediction's candidate: `workers`, at the prefetch depth a pool is first measured
+        at (decision/prefetch.py: the shallowest where a window is a whole epoch)."""
+        config = self._candidate("num_workers", workers)
+        if "prefetch_factor" not in self.tuned or config.num_workers == 0:
+            return config
+        depth = first_depth(
+            self.settings.whole_epochs, BY_NAME["prefetch_factor"].values, config.prefetch_factor
+        )
+        return replace(config, prefetch_factor=depth)
 
     def _at_zero(self) -> Measurement | None:
         return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
