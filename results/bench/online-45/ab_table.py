@@ -30,7 +30,7 @@ def cells(path: Path) -> list[str]:
 def main(here: Path, old_code: str, new_code: str) -> None:
     """The table of `here` (an ab-<commit>/ folder): `old_code` and `new_code` name the two."""
     print(
-        f"# python results/bench/online-45/{here.name}/table.py --"
+        f"# python {here.relative_to(ROOT)}/table.py --"
         f" {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
         f" {git_commit()}; the runs' own commits and dates are in each online.json\n"
     )
