@@ -49,11 +49,12 @@ def main() -> None:
             for config in round_order(configs, r):
                 result = measure_steady(workload, config, "cpu", seconds, settle_s=SETTLE_S)
                 rates[config].append(result.samples_per_s)
-                print(f"{key} round {r + 1} {config.label()}: {result.samples_per_s:.1f}", flush=True)
+                rate = result.samples_per_s
+                print(f"{key} round {r + 1} {config.label()}: {rate:.1f}", flush=True)
         out.append(f"{key} ({specs[key]}), samples/s over whole epochs, {rounds} rounds:")
         for n in counts:
             deep, shallow = (rates[c] for c in configs if c.num_workers == n)
-            wins = sum(s > d for s, d in zip(shallow, deep))
+            wins = sum(s > d for s, d in zip(shallow, deep, strict=True))
             out.append(
                 f"  w{n} persist: pf2 median {statistics.median(deep):.1f}"
                 f" ({', '.join(f'{x:.0f}' for x in deep)}), pf1 median"

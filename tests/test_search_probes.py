@@ -11,6 +11,7 @@ import torch
 from timing_fakes import FakeClock, FixedHost, scheduled_workload
 
 from autotune.burst import runner
+from autotune.burst.epoch_window import measured_whole
 from autotune.burst.runner import BurstSettings
 from autotune.probe import device as device_module
 from autotune.probe import loader as loader_module
@@ -173,6 +174,20 @@ def test_seeds_surround_the_prediction_with_the_faster_layout():
     assert all(s.pin_memory and s.non_blocking and not s.channels_last for s in seeds)
     for s in seeds:
         assert not cuda.problems(s)
+
+
+def test_seeds_whose_bursts_time_whole_epochs_run_at_the_shallowest_prefetch():
+    space = SearchSpace(max_workers=8, cuda=False, channels_last_ok=False)
+    ceilings = _ceilings(800, 190, 0.05)
+    # 12-batch epochs, bursts of at least 8 steps: a pool 10 batches deep or more leaves no
+    # window in an epoch's middle (burst/epoch_window.py), so its burst times whole epochs
+    seeds = seed_configs(ceilings, space, lambda c: measured_whole(12, c.prefetch_depth, 8))
+    assert [(s.num_workers, s.prefetch_factor) for s in seeds] == [(4, 1), (5, 1), (6, 1), (5, 8)]
+    # long epochs: torch's default, as before
+    seeds = seed_configs(ceilings, space, lambda c: measured_whole(10_000, c.prefetch_depth, 8))
+    assert [(s.num_workers, s.prefetch_factor) for s in seeds] == [(4, 2), (5, 2), (6, 2), (5, 8)]
+    assert measured_whole(12, 8, 8) and not measured_whole(40, 8, 8)
+    assert not measured_whole(None, 64, 8)  # no length: nothing whole to time
 
 
 @pytest.mark.slow

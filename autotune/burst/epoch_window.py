@@ -49,6 +49,14 @@ class EpochPlace:
         return self.batches is not None and (self.depth + 1 + self.batches) * step_s <= left_s
 
 
+def measured_whole(batches: int | None, depth: int, min_steps: int) -> bool:
+    """Whether a burst of a pool `depth` batches deep times whole epochs of `batches`: the
+    epoch is too short to hold a window of `min_steps` (at least a buffer's drain) in its middle."""
+    return batches is not None and not EpochPlace(batches, depth).holds_window(
+        max(min_steps, depth)
+    )
+
+
 @dataclass(frozen=True)
 class WholeEpochs:
     """Whole epochs measured in a window: their rate and what their boundaries cost."""

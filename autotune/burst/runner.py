@@ -35,7 +35,7 @@ import torch
 
 from autotune.burst.backlog import ready_batches
 from autotune.burst.epoch import EpochCost, EpochLength, epoch_cost, epoch_length, whole_epoch_cost
-from autotune.burst.epoch_window import EpochPlace, WholeEpochs, whole_epochs
+from autotune.burst.epoch_window import EpochPlace, WholeEpochs, measured_whole, whole_epochs
 from autotune.burst.pacing import persistent_pool, refill_s, settle, to_middle
 from autotune.burst.pool_start import start_allowance_s
 from autotune.burst.result import BurstResult
@@ -252,7 +252,7 @@ def _measure(
     t_settle, settle_limit = time.perf_counter(), settings.max_seconds / 2
     settle(batches, run_step, backlog, config.prefetch_depth, settle_limit)
     room = max(settings.min_steps, config.prefetch_depth)
-    whole = place.batches is not None and not place.holds_window(room)
+    whole = measured_whole(place.batches, place.depth, settings.min_steps)
     if not whole:
         to_middle(
             batches,

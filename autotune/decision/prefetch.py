@@ -1,4 +1,4 @@
-"""The prefetch depth a pool is first measured at, where the climb jumps to a worker count.
+"""The prefetch depth a pool is first measured at: the online climb's jump, the offline seeds.
 
 Every epoch starts with an empty pool, persistent or not, and a loop that waits for the epoch's
 first batch: batches are handed out in order. iter() gives the pool workers x prefetch_factor
@@ -19,7 +19,9 @@ from __future__ import annotations
 from typing import Sequence
 
 
-def first_depth(short_epochs: bool, depths: Sequence[int], current: int | None) -> int | None:
-    """The depth of a pool's first measurement: the shallowest of `depths` where epochs are short
-    (a window is a whole epoch), else `current` (None: torch's default)."""
-    return min(depths) if short_epochs and depths else current
+def first_depth(whole_epochs: bool, depths: Sequence[int], current: int | None) -> int | None:
+    """The depth of a pool's first measurement: the shallowest of `depths` where that
+    measurement is of whole epochs (an epoch too short to hold a window of its own: the online
+    climb's windows, ClimbSettings.whole_epochs; a burst, burst/epoch_window.py), else `current`
+    (None: torch's default). The one parameter the two drivers differ in is how they tell."""
+    return min(depths) if whole_epochs and depths else current

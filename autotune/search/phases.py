@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, TypeVar
 
+from autotune.burst.epoch import epoch_length
+from autotune.burst.epoch_window import measured_whole
 from autotune.decision.verdict import persistence_matters
 from autotune.diagnosis.effects import rates_at
 from autotune.errors import AutotuneError
@@ -29,10 +31,10 @@ from autotune.search.interrupt import StopRequested
 from autotune.search.ledger import StudyLedger
 from autotune.search.record import bursts_needed
 from autotune.search.search_range import SearchRange
-from autotune.search.seeding import main_process_configs, seed_configs
+from autotune.search.seeding import Whole, main_process_configs, seed_configs
 from autotune.search.stopping import StopRules
 from autotune.search.trial import Phase, TrialRecord
-from autotune.search.trial_runner import TrialRunner, abandon
+from autotune.search.trial_runner import Bursts, TrialRunner, abandon
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.space import SearchSpace
 
@@ -207,7 +209,9 @@ def _search(
         workers.follow_prediction(ceilings, runner.guard)
         runner.context = workers.in_context(runner.context)
     # Trial 0 is PyTorch's defaults: every report shows the gain over it.
-    seeds = [PYTORCH_DEFAULTS] + (seed_configs(ceilings, workers.space) if ceilings else [])
+    seeds = [PYTORCH_DEFAULTS] + (
+        seed_configs(ceilings, workers.space, whole_epochs(runner.bursts)) if ceilings else []
+    )
     queue = Queue(ledger, lambda: workers.space, list(seeds))
     rules = StopRules(ceilings.device_samples_per_s if ceilings else 0.0, seeds=len(seeds))
     for earlier in runner.trials:  # resuming: what was measured before counts
@@ -243,6 +247,13 @@ def _search(
         if twin is not None and workers.space.params(twin).get("persistent_workers"):
             queue.first([twin])
             rules.restart(1)
+
+
+def whole_epochs(bursts: Bursts) -> Whole:
+    """Whether a configuration's burst times whole epochs of this workload's loader."""
+    workload = bursts.workload
+    batches = epoch_length(workload.make_loader(PYTORCH_DEFAULTS), workload.batch_size).batches
+    return lambda config: measured_whole(batches, config.prefetch_depth, bursts.options.min_steps)
 
 
 def persistent_twin(trials: list[TrialRecord]) -> LoaderConfig | None:

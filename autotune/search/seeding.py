@@ -1,7 +1,10 @@
 """The first trials, placed where the probes say the answer is.
 
 Around the predicted worker count (one fewer, the prediction, one more for headroom), cheapest
-first, with torch's default prefetch and the input layout the device probe found faster. On CUDA
+first, with torch's default prefetch and the input layout the device probe found faster. Where a
+seed's burst would time whole epochs (an epoch too short to hold a window: burst/epoch_window.py),
+it runs at the shallowest prefetch instead, the depth the online climb's jump runs at there too
+(decision/prefetch.py: a short epoch pays the pool's refill every few steps). On CUDA
 the seeds pin memory and copy non-blocking, the usual pairing, and where the probe did not find
 channels_last faster the prediction is also seeded with it: on a GPU the conversion is cheap and
 a short probe can miss the gain (results/gpu/).
@@ -19,13 +22,26 @@ and always re-measured before the choice, so a noisy first burst cannot leave it
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Callable
+
+from autotune.decision.prefetch import first_depth
 from autotune.probe.ceilings import Ceilings
 from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig
 from autotune.space.knobs import BY_NAME
 from autotune.space.space import SearchSpace
 
+# A configuration -> whether its burst times whole epochs.
+Whole = Callable[[LoaderConfig], bool]
 
-def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
+
+def never_whole(config: LoaderConfig) -> bool:
+    return False
+
+
+def seed_configs(
+    ceilings: Ceilings, space: SearchSpace, whole: Whole = never_whole
+) -> list[LoaderConfig]:
     main_process = main_process_configs(ceilings, space)
     seeds = [c for c in main_process if c != PYTORCH_DEFAULTS]
     predicted = ceilings.predicted_workers(space.max_workers)
@@ -40,6 +56,9 @@ def seed_configs(ceilings: Ceilings, space: SearchSpace) -> list[LoaderConfig]:
             non_blocking=space.cuda,
             channels_last=channels_last,
         )
+        if space.searches("prefetch_factor"):
+            depth = first_depth(whole(config), space.values(BY_NAME["prefetch_factor"]), 2)
+            config = replace(config, prefetch_factor=depth)
         if not space.problems(config):
             seeds.append(config)
     # A worker that waits on the training process to take items it fetched from memory is no
