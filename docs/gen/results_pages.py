@@ -25,6 +25,9 @@ OFFLINE_RERUNS = (
     "results/bench/tokenizer-drift/bench.json",
     "results/bench/epoch-window/bench.json",
     "results/bench/deep-storage-rerun/bench.json",
+    # f591466's side-by-side run (the short-epoch seeds at prefetch 1), its new code's side.
+    "results/bench/prefetch-short-epochs/offline/new/open-30/bench.json",
+    "results/bench/prefetch-short-epochs/offline/new/tiny-epochs/bench.json",
 )
 ONLINE = (
     "results/bench/online.json",
@@ -68,6 +71,8 @@ ONLINE_45 = (
     *_under("results/bench/online-45/ab-db2b15a", "new/*/online.json"),
     # ea4b35d's side-by-side run, its new code's side (ab-ea4b35d/run.sh).
     *_under("results/bench/online-45/ab-ea4b35d", "new/*/online.json"),
+    # ab5bd00's side-by-side run (a short epoch's jump at prefetch 1), its new code's side.
+    *_under("results/bench/prefetch-short-epochs", "new/*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
@@ -96,6 +101,7 @@ JOB_COST_LONG = "results/bench/repeated-runs/job_cost-1200steps.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
+PREFETCH_DEPTH = "results/bench/prefetch-short-epochs/prefetch_depth.out"
 GPU_RECIPE = "recipes/example-demo-h100.json"
 GPU_ONLINE = "results/gpu/raw/2026-11-23/call5-online-demo.json"
 # The GPU sessions of 2026-11-26: the recorded figure against plain loops, on the final code.
@@ -331,6 +337,16 @@ def online_page() -> str:
             " (`benchmarks/hung_candidate.py`): 3 short epochs tuned over 0-2 workers, where the"
             " second worker of any pool hangs; the loop's seconds at two `candidate_timeout_s`,"
             " this checkout (N) and an older one (O), alternated:",
+        ],
+    )
+    lines += _output(
+        PREFETCH_DEPTH,
+        [
+            "## Prefetch depth over short epochs",
+            "",
+            "Why a pool's first measurement over whole epochs runs at `prefetch_factor=1`"
+            " (`benchmarks/prefetch_depth.py`): the plain training loop on the two 30-step-epoch"
+            " workloads, persistent pools at prefetch 2 and 1, alternated by round:",
         ],
     )
     lines += _output(
