@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from autotune.burst.result import BurstResult
 from autotune.diagnosis.advice import recommend
-from autotune.diagnosis.epochs import epoch_advice
+from autotune.diagnosis.epochs import depth_advice, epoch_advice
 from autotune.diagnosis.evidence import Context, gather
 from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict, decide, reason
@@ -51,4 +51,9 @@ def diagnose(result: BurstResult, context: Context) -> Diagnosis:
 def explain(result: BurstResult, trials: Sequence[MeasuredConfig], context: Context) -> Diagnosis:
     """The verdict on one burst with recommendations drawn from all the trials."""
     verdict = decide(gather(result, context))
-    return Diagnosis(verdict, recommend(verdict, trials, context) + epoch_advice(result, trials))
+    advice = (
+        recommend(verdict, trials, context)
+        + epoch_advice(result, trials)
+        + depth_advice(result, trials)
+    )
+    return Diagnosis(verdict, advice)

@@ -4,10 +4,14 @@ Drawn from the tuned burst's own restart cost (burst/epoch.py) and, where trials
 persistent_workers alone, from their measured rates over whole epochs; where restarts matter, the
 line that follows names the interaction that decided the worker count: each count compared at
 persistent_workers=True (decision/epoch_time.py), never a rate that paid a restart every epoch
-against one that did not."""
+against one that did not. Where the chosen burst crossed an epoch's end, a last line compares its
+prefetch depth with the others measured at its other settings: every epoch refills the pool
+(decision/prefetch.py)."""
 
 from __future__ import annotations
 
+import statistics
+from dataclasses import replace
 from typing import Sequence
 
 from autotune.burst.result import BurstResult
@@ -73,9 +77,8 @@ def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[s
         return []
     rival = max(others, key=lambda n: others[n].rate)
     mine, theirs = at.by_workers[workers].rate, others[rival].rate
-    batch = max(1, round(result.samples / max(1, result.steps)))
-    steps = round((result.epoch_samples or 0) / batch)
-    verb = "beat" if mine > theirs else "tie with" if mine >= theirs * (1 - SAME) else "trail"
+    steps = _epoch_steps(result)
+    verb = _verb(mine, theirs)
     predicted = (
         f"; {rival} workers measured {others[rival].measured:.0f}/s without persistent workers,"
         " its rate at True the epoch model's"
@@ -87,3 +90,39 @@ def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[s
         f" without it; compared at {KNOB}=True, {workers} workers {verb} {rival}"
         f" ({mine:.0f} against {theirs:.0f} samples/s{predicted})"
     ]
+
+
+def depth_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
+    """The interaction of prefetch depth and epoch length behind the choice, where its burst's
+    window crossed an epoch's end (so every epoch's refill of the pool is in its rate:
+    decision/prefetch.py): its depth against the fastest other depth measured with its other
+    knobs alike, over whole epochs. None where no other depth was measured there."""
+    config = result.config
+    if config.num_workers == 0 or not result.epoch_samples or result.window_epochs < 1:
+        return []
+    alike = replace(config, prefetch_factor=None)
+    by_depth: dict[int, list[float]] = {}
+    for t in trials:
+        if t.ok and t.samples_per_s and replace(t.config, prefetch_factor=None) == alike:
+            by_depth.setdefault(t.config.effective_prefetch_factor, []).append(t.samples_per_s)
+    depth = config.effective_prefetch_factor
+    others = {d: statistics.median(rates) for d, rates in by_depth.items() if d != depth}
+    if depth not in by_depth or not others:
+        return []
+    rival = max(others, key=lambda d: others[d])
+    mine, theirs = statistics.median(by_depth[depth]), others[rival]
+    return [
+        f"prefetch_factor: each {_epoch_steps(result)}-step epoch refills the pool"
+        f" ({config.num_workers} workers x {depth} batches sent at once); with the other"
+        f" settings alike, prefetch_factor={depth} {_verb(mine, theirs)} {rival}"
+        f" ({mine:.0f} against {theirs:.0f} samples/s over whole epochs)"
+    ]
+
+
+def _epoch_steps(result: BurstResult) -> int:
+    batch = max(1, round(result.samples / max(1, result.steps)))
+    return round((result.epoch_samples or 0) / batch)
+
+
+def _verb(mine: float, theirs: float) -> str:
+    return "beat" if mine > theirs else "tie with" if mine >= theirs * (1 - SAME) else "trail"
