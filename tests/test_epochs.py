@@ -24,7 +24,7 @@ from autotune.burst.epoch import (
 )
 from autotune.burst.pacing import refill_s
 from autotune.burst.runner import with_epochs
-from autotune.diagnosis.epochs import depth_advice, epoch_advice
+from autotune.diagnosis.epochs import depth_advice, epoch_advice, of_burst
 from autotune.errors import WorkloadError
 from autotune.recipe.build import measured_block
 from autotune.search.ledger import StudyLedger
@@ -205,16 +205,16 @@ def test_advice_names_the_prefetch_depth_against_the_others_where_the_window_cro
         _short_epochs(deep, 1480.0),
         _short_epochs(other, 1700.0),
     ]
-    [line] = depth_advice(trials[0].result, trials)
+    [line] = depth_advice(of_burst(trials[0].result), trials)
     assert line == (
         "prefetch_factor: each 300-step epoch refills the pool (4 workers x 1 batches sent at"
         " once); with the other settings alike, prefetch_factor=1 beat 2 (1550 against 1490"
         " samples/s over whole epochs)"
     )
     # a window inside one epoch, no other depth measured, or no workers: no line
-    assert depth_advice(_short_epochs(shallow, 1550.0, crossed=0).result, trials) == []
-    assert depth_advice(trials[3].result, trials) == []
-    assert depth_advice(burst(config=LoaderConfig()), []) == []
+    assert depth_advice(of_burst(_short_epochs(shallow, 1550.0, crossed=0).result), trials) == []
+    assert depth_advice(of_burst(trials[3].result), trials) == []
+    assert depth_advice(of_burst(burst(config=LoaderConfig())), []) == []
 
 
 def test_a_costly_restart_of_the_best_so_far_has_its_persistent_twin_measured_next():

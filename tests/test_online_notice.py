@@ -172,5 +172,5 @@ def test_the_report_counts_one_window_in_the_singular():
     best = Measurement(LoaderConfig(num_workers=4), rates=[120.0, 118.0], **two)
     climb.measured.update({rival.config: rival, best.config: best})
     climb.best = best
-    text = report(climb, "D-dl", "summary", 16, None)
+    text = report(climb, "D-dl", "summary", 16, None, climb.current)
     assert "ok (1 window, 10 steps)" in text and "ok (2 windows, 40 steps)" in text, text

@@ -835,7 +835,9 @@ def test_one_window_stalled_by_a_pause_of_the_process_does_not_decide_the_climb(
     one = climb.measured[LoaderConfig(num_workers=1, prefetch_factor=2)]
     assert one.pieces.stalls == 1 and climb.best is one
     assert one.wait_pct == pytest.approx(10.0, abs=0.5)
-    assert "best (1 window stalled, not counted)" in report(climb, "x", "line", 256, None)
+    assert "best (1 window stalled, not counted)" in report(
+        climb, "x", "line", 256, None, climb.current
+    )
 
 
 def test_a_pool_s_first_window_s_of_steps_is_warm_up_and_no_window_counts_them():

@@ -24,7 +24,7 @@ costs nothing (the rate is then the steady one, as where the epoch's length is u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from autotune.decision.verdict import persistence_matters
@@ -68,6 +68,11 @@ class EpochParts:
     def rate(self, persistent: bool) -> float:
         """The predicted rate over whole epochs under `persistent`."""
         return epoch_rate(self.steady, self.epoch_size, self.restart_s(persistent))
+
+    def in_samples(self, batch_size: int) -> EpochParts:
+        """The same parts in samples, where they were in steps of `batch_size` samples."""
+        size = None if self.epoch_size is None else self.epoch_size * batch_size
+        return replace(self, steady=self.steady * batch_size, epoch_size=size)
 
     @property
     def restart_share(self) -> float | None:

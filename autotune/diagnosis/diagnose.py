@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from autotune.burst.result import BurstResult
 from autotune.diagnosis.advice import recommend
-from autotune.diagnosis.epochs import depth_advice, epoch_advice
+from autotune.diagnosis.epochs import depth_advice, epoch_advice, of_burst
 from autotune.diagnosis.evidence import Context, gather
 from autotune.diagnosis.measured import MeasuredConfig
 from autotune.diagnosis.verdict import Verdict, decide, reason
@@ -54,6 +54,6 @@ def explain(result: BurstResult, trials: Sequence[MeasuredConfig], context: Cont
     advice = (
         recommend(verdict, trials, context)
         + epoch_advice(result, trials)
-        + depth_advice(result, trials)
+        + depth_advice(of_burst(result), trials)
     )
     return Diagnosis(verdict, advice)

@@ -6,22 +6,47 @@ line that follows names the interaction that decided the worker count: each coun
 persistent_workers=True (decision/epoch_time.py), never a rate that paid a restart every epoch
 against one that did not. Where the chosen burst crossed an epoch's end, a last line compares its
 prefetch depth with the others measured at its other settings: every epoch refills the pool
-(decision/prefetch.py)."""
+(decision/prefetch.py). The interaction lines read a `Chosen`, so the online report
+(online/finish.py) names the same interactions in the same words from the climb's windows."""
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from autotune.burst.result import BurstResult
+from autotune.decision.epoch_time import EpochParts
 from autotune.decision.thresholds import FALLEN
 from autotune.decision.verdict import persistence_matters
 from autotune.diagnosis.effects import describe_effect, knob_effect, workers_at
 from autotune.diagnosis.measured import MeasuredConfig
+from autotune.space.config import LoaderConfig
 
 KNOB = "persistent_workers"
 SAME = FALLEN  # within one measurement's noise: a tie, the cheaper count chosen
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The chosen configuration as the interaction lines read it, from its burst (`of_burst`) or
+    from the online climb's windows."""
+
+    config: LoaderConfig
+    parts: EpochParts  # in samples, as the trials' rates
+    epoch_steps: int | None  # None: the loader has no length
+    over_epochs: bool  # its rate holds an epoch's end (so every epoch's refill of its pool)
+
+
+def of_burst(result: BurstResult) -> Chosen:
+    steps = _epoch_steps(result) if result.epoch_samples else None
+    return Chosen(result.config, result.epoch_parts, steps, result.window_epochs >= 1)
+
+
+def interactions(chosen: Chosen, trials: Sequence[MeasuredConfig]) -> list[str]:
+    """Each interaction of knobs that decided the choice: workers and persistence, prefetch depth
+    and epoch length."""
+    return interaction(chosen, trials) + depth_advice(chosen, trials)
 
 
 def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
@@ -55,19 +80,19 @@ def epoch_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
             f"persistent_workers matters here: {restart}; {describe_effect(effect, KNOB)}"
             f" over whole epochs; {keep}"
         )
-        return [line, *interaction(result, trials)]
+        return [line, *interaction(of_burst(result), trials)]
     return [
         f"persistent_workers does not matter here: {restart}; {describe_effect(effect, KNOB)}"
         " over whole epochs"
     ]
 
 
-def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
+def interaction(chosen: Chosen, trials: Sequence[MeasuredConfig]) -> list[str]:
     """The interaction of workers and persistence behind a persistent choice: what a fresh pool's
     restart of its workers costs an epoch, and its worker count against the fastest other at
     persistent_workers=True (measured, or the epoch model's from a steady rate and restart measured
     without). None where restarts do not matter or no other worker count was measured."""
-    config, parts = result.config, result.epoch_parts
+    config, parts = chosen.config, chosen.parts
     share, workers = parts.restart_share, config.num_workers
     at = workers_at(trials)
     if not config.persistent_workers or share is None or at.setting is not True:
@@ -77,7 +102,6 @@ def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[s
         return []
     rival = max(others, key=lambda n: others[n].rate)
     mine, theirs = at.by_workers[workers].rate, others[rival].rate
-    steps = _epoch_steps(result)
     verb = _verb(mine, theirs)
     predicted = (
         f"; {rival} workers measured {others[rival].measured:.0f}/s without persistent workers,"
@@ -86,19 +110,20 @@ def interaction(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[s
         else ""
     )
     return [
-        f"{KNOB}: the restart of {workers} workers costs {share:.0%} of a {steps}-step epoch"
+        f"{KNOB}: the restart of {workers} workers costs {share:.0%} of a"
+        f" {chosen.epoch_steps}-step epoch"
         f" without it; compared at {KNOB}=True, {workers} workers {verb} {rival}"
         f" ({mine:.0f} against {theirs:.0f} samples/s{predicted})"
     ]
 
 
-def depth_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[str]:
-    """The interaction of prefetch depth and epoch length behind the choice, where its burst's
-    window crossed an epoch's end (so every epoch's refill of the pool is in its rate:
+def depth_advice(chosen: Chosen, trials: Sequence[MeasuredConfig]) -> list[str]:
+    """The interaction of prefetch depth and epoch length behind the choice, where its rate was
+    measured over an epoch's end (so every epoch's refill of the pool is in its rate:
     decision/prefetch.py): its depth against the fastest other depth measured with its other
     knobs alike, over whole epochs. None where no other depth was measured there."""
-    config = result.config
-    if config.num_workers == 0 or not result.epoch_samples or result.window_epochs < 1:
+    config = chosen.config
+    if config.num_workers == 0 or not chosen.epoch_steps or not chosen.over_epochs:
         return []
     alike = replace(config, prefetch_factor=None)
     by_depth: dict[int, list[float]] = {}
@@ -112,7 +137,7 @@ def depth_advice(result: BurstResult, trials: Sequence[MeasuredConfig]) -> list[
     rival = max(others, key=lambda d: others[d])
     mine, theirs = statistics.median(by_depth[depth]), others[rival]
     return [
-        f"prefetch_factor: each {_epoch_steps(result)}-step epoch refills the pool"
+        f"prefetch_factor: each {chosen.epoch_steps}-step epoch refills the pool"
         f" ({config.num_workers} workers x {depth} batches sent at once); with the other"
         f" settings alike, prefetch_factor={depth} {_verb(mine, theirs)} {rival}"
         f" ({mine:.0f} against {theirs:.0f} samples/s over whole epochs)"

@@ -58,6 +58,26 @@ class StopReason(StrEnum):
     REMEMBERED = "the remembered choice still holds"
 
 
+class Persisted(StrEnum):
+    """Why the climb's choice keeps persistent_workers or not (policy.py, HillClimb.persistence)."""
+
+    SCRIPT = "the script's own setting"
+    MATTERS = "its restart matters"  # a fresh pool's start-up is MATTERS_SHARE of an epoch or more
+    NEGLIGIBLE = "its restart does not matter"
+    UNKNOWN = "unknown"  # no epoch length or no start-up measured: kept, never cheaper without
+
+
+@dataclass(frozen=True)
+class PersistenceCall:
+    """The climb's persistence decision and what it read: the chosen pool's start-up against an
+    epoch at its rate, each None where not measured."""
+
+    keep: bool
+    why: Persisted
+    startup_s: float | None
+    epoch_s: float | None
+
+
 class Check(StrEnum):
     """Where a run that started from the memory (online/memory.py) stands with its check."""
 

@@ -39,6 +39,9 @@ RATES_NOTE = (
 )
 
 
+TOGETHER = "Knobs judged together:"
+
+
 def _rate(m: Measurement | None, batch_size: int) -> float | None:
     return None if m is None or m.shown_mean <= 0 else m.shown_mean * batch_size
 
@@ -138,9 +141,16 @@ def _stalls(m: Measurement, alone: bool = False) -> str:
     )
 
 
-def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: str | None) -> str:
-    """A short Markdown report: the summary line, the table of measured configurations, and the
-    worker range's end."""
+def report(
+    climb: HillClimb,
+    name: str,
+    line: str,
+    batch_size: int,
+    range_note: str | None,
+    config: LoaderConfig,
+) -> str:
+    """A short Markdown report: the summary line, the table of measured configurations, the
+    worker range's end, and the knobs judged together behind `config` (the choice)."""
     rows = []
     base = _rate(climb.measured.get(climb.start), batch_size)
     for number, m in enumerate(climb.measured.values()):
@@ -162,14 +172,17 @@ def report(climb: HillClimb, name: str, line: str, batch_size: int, range_note: 
             status=status,
         )
         rows.append(row)
-    # The table's module brings the diagnosis package: a rank imports it when its report is
+    # These modules bring the diagnosis package: a rank imports them when its report is
     # written, not before its first batch.
+    from autotune.online.interactions import lines
     from autotune.report.table import to_markdown
 
+    together = lines(climb, config, batch_size)
     return (
         f"# Online tuning: {name}\n\n{line}\n\n{RATES_NOTE}\n\n"
         + to_markdown(rows, columns=ONLINE_COLUMNS)
         + (f"\n\n{range_note}\n" if range_note else "\n")
+        + (f"\n{TOGETHER}\n\n" + "".join(f"- {x}\n" for x in together) if together else "")
     )
 
 
@@ -220,7 +233,9 @@ class Outcome:
             workload,
             device,
             line,
-            report(climb, str(workload.get("name")), line, batch_size, measured.range_note()),
+            report(
+                climb, str(workload.get("name")), line, batch_size, measured.range_note(), config
+            ),
             snapshot(climb, stop),
         )
 

@@ -74,6 +74,8 @@ from autotune.online.climb_types import (
     Check,
     ClimbSettings,
     NoRamReading,
+    Persisted,
+    PersistenceCall,
     RamReader,
     Request,
     Reuse,
@@ -394,7 +396,7 @@ class HillClimb:
         it is marked failed and never tried again. A candidate is judged worse and the plan goes
         on; a best that fails (measured again, or chosen) gives way to the start, and exploring
         ends. The configuration to run now."""
-        m = self._measurement_of(config) or self.measured.setdefault(config, Measurement(config))
+        m = self.measurement_of(config) or self.measured.setdefault(config, Measurement(config))
         m.failed = error
         if self.exploring and self._primed and config == self.current and m is not self.best:
             self._advance(Verdict.WORSE)
@@ -403,12 +405,12 @@ class HillClimb:
                 self.best = self.measured[self.start]
             if self.exploring:
                 self._stop(StopReason.FAILED)
-        running = self._measurement_of(self.current)
+        running = self.measurement_of(self.current)
         if running is not None and running.failed:
             self._switched(self.choice_so_far())
         return self.current
 
-    def _measurement_of(self, config: LoaderConfig) -> Measurement | None:
+    def measurement_of(self, config: LoaderConfig) -> Measurement | None:
         """`config`'s measurement; persistence aside (the choice adds it after measuring)."""
         return self.measured.get(config) or next(
             (
@@ -442,7 +444,7 @@ class HillClimb:
             switch = self._window_closed(m)
         if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
-        running = self._measurement_of(self.current)  # the choice may have added persistence
+        running = self.measurement_of(self.current)  # the choice may have added persistence
         if running is not None:
             running.resumed()  # a window is not made of two epochs' steps
         # The next epoch is a window where its pool runs on (a new one's first epoch starts it).
@@ -528,7 +530,7 @@ class HillClimb:
         """Exploring ends: the best so far, with persistent workers decided, from now on."""
         self.exploring = False
         self.stop_reason = reason
-        running_m = self._measurement_of(self.current)
+        running_m = self.measurement_of(self.current)
         if (
             reason is StopReason.RUN_END
             and running_m is not None
@@ -666,12 +668,12 @@ class HillClimb:
         for m in self.measured.values():
             if m.n and not m.failed:
                 n = m.config.num_workers
-                rates[n] = max(rates.get(n, 0.0), rate_at(self._parts(m), setting, m.mean))
+                rates[n] = max(rates.get(n, 0.0), rate_at(self.epoch_parts(m), setting, m.mean))
         best = self.best
         return Evidence(
             label=best.config.label(),
             workers=best.config.num_workers,
-            rate=rate_at(self._parts(best), setting, best.mean),
+            rate=rate_at(self.epoch_parts(best), setting, best.mean),
             rate_by_workers=rates,
             wait_share=best.starved_share,
             computes=computes,
@@ -754,13 +756,16 @@ class HillClimb:
         self._adopt(rival, self.verdict(self.best, rival))
 
     def _persistence(self, config: LoaderConfig) -> LoaderConfig:
+        call = self.persistence(config)
+        return config if call is None else replace(config, persistent_workers=call.keep)
+
+    def persistence(self, config: LoaderConfig) -> PersistenceCall | None:
         """persistent_workers where the one rule says it matters (decision/verdict.py, as the
         offline search's twin and epoch advice read it) or cannot tell: the chosen pool's
-        measured start-up, paid again every epoch, against an epoch at its rate."""
+        measured start-up, paid again every epoch, against an epoch at its rate. None where it
+        is not the climb's to decide (not tuned, or no pool)."""
         if "persistent_workers" not in self.tuned or config.num_workers == 0:
-            return config
-        if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
-            return replace(config, persistent_workers=True)
+            return None
         m = self.measured.get(config)
         epoch_s = (
             None
@@ -768,14 +773,19 @@ class HillClimb:
             else self.settings.epoch_steps / m.mean
         )
         startup = None if m is None else m.startup_s
+        if self.start.persistent_workers:  # the script's own choice: a tie is no reason to undo it
+            return PersistenceCall(True, Persisted.SCRIPT, startup, epoch_s)
         # Unknown (no epoch length, no start-up measured) keeps the workers: a restart is never
         # cheaper than none.
-        keep = brain.persistence_matters(startup, epoch_s) is not False
-        return replace(config, persistent_workers=keep)
+        matters = brain.persistence_matters(startup, epoch_s)
+        why = {True: Persisted.MATTERS, False: Persisted.NEGLIGIBLE, None: Persisted.UNKNOWN}[
+            matters
+        ]
+        return PersistenceCall(matters is not False, why, startup, epoch_s)
 
     # -- the statistics: the one brain's (decision/verdict.py) -------------------------------
 
-    def _parts(self, m: Measurement, rate: float | None = None) -> EpochParts:
+    def epoch_parts(self, m: Measurement, rate: float | None = None) -> EpochParts:
         """`m`'s parts for the epoch model (decision/epoch_time.py), in steps, at its windows'
         rate (or one window's `rate`): its pool's measured start-up is a fresh restart; windows of
         whole epochs hold one restart each, taken out of the steady rate where it was fresh (a
@@ -791,7 +801,7 @@ class HillClimb:
     def _setting(self) -> bool | None:
         """The persistence setting worker counts are compared at (epoch_time.shared_setting)."""
         return shared_setting(
-            self._parts(m) for m in self.measured.values() if m.n and not m.failed
+            self.epoch_parts(m) for m in self.measured.values() if m.n and not m.failed
         )
 
     def _pieces(self, m: Measurement, setting: bool | None) -> brain.Pieces:
@@ -800,7 +810,7 @@ class HillClimb:
         pieces = m.pieces
         if setting is None or m.config.num_workers == 0 or m.config.persistent_workers == setting:
             return pieces
-        rates = tuple(self._parts(m, r).rate(setting) for r in pieces.rates)
+        rates = tuple(self.epoch_parts(m, r).rate(setting) for r in pieces.rates)
         return replace(pieces, rates=rates)
 
     def noise_cv(self) -> float | None:

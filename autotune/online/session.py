@@ -255,7 +255,7 @@ class Session:
         return nxt
 
     def _failed(self, config: LoaderConfig) -> bool:
-        m = self.policy._measurement_of(config) if isinstance(self.policy, HillClimb) else None
+        m = self.policy.measurement_of(config) if isinstance(self.policy, HillClimb) else None
         return m is not None and m.failed is not None
 
     def _fixed(self, config: LoaderConfig, why: str) -> FixedPolicy:
