@@ -354,6 +354,24 @@ def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_ra
     assert "autotune tune's recipe" in note(climb.reuse, 32)
 
 
+def test_the_worker_range_holds_a_remembered_choice_above_its_first_top(tmp_path):
+    # A recipe measured on more workers than this run's first top (4 per usable CPU): the report's
+    # range must not read "0-8" beside a best of 11.
+    chosen = LoaderConfig(num_workers=11, prefetch_factor=1, persistent_workers=True)
+    entry = Entry(
+        key=entry_key(WORKLOAD, False, 1),
+        source=Source.TUNE,
+        runs=1,
+        chosen=chosen.as_dict(),
+        exploring_finished=True,
+        measured=[Windows(config=chosen.as_dict())],
+        tuned_samples_per_s=900.0,
+    )
+    climb = _climb()
+    assert climb.range.top < 11
+    assert restore(climb, entry) and climb.range.top == 11
+
+
 # -- the file -------------------------------------------------------------------------------------
 
 

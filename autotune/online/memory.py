@@ -270,6 +270,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
     climb.measured.update(measured)
     climb.best = best
     climb.current = best.config
+    climb.cover(best.config)
     climb._request = Request(best.config, again=True)
     climb.reuse = reuse
     return True

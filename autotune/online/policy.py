@@ -410,6 +410,12 @@ class HillClimb:
             self._switched(self.choice_so_far())
         return self.current
 
+    def cover(self, config: LoaderConfig) -> None:
+        """The worker range holds `config` too, where a run starts there (a remembered choice):
+        its top is never below the count the run measures, as it is never below the start's."""
+        if config.num_workers > self.range.top and not self.range.explicit:
+            self.range = self.settings.worker_range(config, self._fits)
+
     def measurement_of(self, config: LoaderConfig) -> Measurement | None:
         """`config`'s measurement; persistence aside (the choice adds it after measuring)."""
         return self.measured.get(config) or next(
