@@ -336,9 +336,9 @@ def test_a_faster_first_window_is_left_to_the_full_check(tmp_path):
     assert r.band != EARLY_DRIFT and r.check_steps > 16  # read by the full check, not the first
 
 
-def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):
-    chosen = LoaderConfig(num_workers=4, prefetch_factor=4, persistent_workers=True)
-    entry = Entry(
+def _tune_recipe(chosen: LoaderConfig) -> Entry:
+    """What `autotune tune` leaves in the memory: its choice, with no windows of the loop's."""
+    return Entry(
         key=entry_key(WORKLOAD, False, 1),
         source=Source.TUNE,
         runs=1,
@@ -347,6 +347,11 @@ def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_ra
         measured=[Windows(config=chosen.as_dict())],
         tuned_samples_per_s=900.0,
     )
+
+
+def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_rate(tmp_path):
+    chosen = LoaderConfig(num_workers=4, prefetch_factor=4, persistent_workers=True)
+    entry = _tune_recipe(chosen)
     climb = _climb()
     assert restore(climb, entry) and climb.current == chosen
     STARVED.run(climb)
@@ -357,16 +362,7 @@ def test_a_recipe_of_autotune_tune_starts_the_run_without_a_check_against_its_ra
 def test_the_worker_range_holds_a_remembered_choice_above_its_first_top(tmp_path):
     # A recipe measured on more workers than this run's first top (4 per usable CPU): the report's
     # range must not read "0-8" beside a best of 11.
-    chosen = LoaderConfig(num_workers=11, prefetch_factor=1, persistent_workers=True)
-    entry = Entry(
-        key=entry_key(WORKLOAD, False, 1),
-        source=Source.TUNE,
-        runs=1,
-        chosen=chosen.as_dict(),
-        exploring_finished=True,
-        measured=[Windows(config=chosen.as_dict())],
-        tuned_samples_per_s=900.0,
-    )
+    entry = _tune_recipe(LoaderConfig(num_workers=11, prefetch_factor=1, persistent_workers=True))
     climb = _climb()
     assert climb.range.top < 11
     assert restore(climb, entry) and climb.range.top == 11

@@ -412,8 +412,9 @@ class HillClimb:
 
     def cover(self, config: LoaderConfig) -> None:
         """The worker range holds `config` too, where a run starts there (a remembered choice):
-        its top is never below the count the run measures, as it is never below the start's."""
-        if config.num_workers > self.range.top and not self.range.explicit:
+        its top is never below the count the run measures, as it is never below the start's (a
+        user's max_workers stays the top either way: decision/worker_range.py, worker_top)."""
+        if config.num_workers > self.range.top:
             self.range = self.settings.worker_range(config, self._fits)
 
     def measurement_of(self, config: LoaderConfig) -> Measurement | None:
