@@ -47,15 +47,22 @@ def job(steps: int = STEPS) -> list[str]:
     return torchrun_command(RANK_CPU, str(SCRIPT), "torchrun", str(2 * 8 * steps), "1")
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, list[float], str | None]:
-    """The job's wall seconds, its ranks' own CPU seconds, and what went wrong (None: nothing)."""
+RANK_LINE = re.compile(r"^CPU rank \d+ own ([\d.]+) workers ([\d.]+)", re.M)
+
+
+def timed(
+    command: list[str], env: dict[str, str]
+) -> tuple[float, list[float], list[float], str | None]:
+    """The job's wall seconds, its ranks' own CPU seconds, their workers' CPU seconds, and what
+    went wrong (None: nothing)."""
     t0 = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     wall = time.perf_counter() - t0
-    cpu = [float(x) for x in re.findall(r"^CPU rank \d+ own ([\d.]+)", done.stdout, re.M)]
+    ranks = RANK_LINE.findall(done.stdout)
+    cpu, workers = [float(own) for own, _ in ranks], [float(w) for _, w in ranks]
     if done.returncode != 0 or len(cpu) != 2:
-        return wall, cpu, f"exit {done.returncode}, {len(cpu)} ranks' CPU read"
-    return wall, cpu, None
+        return wall, cpu, workers, f"exit {done.returncode}, {len(cpu)} ranks' CPU read"
+    return wall, cpu, workers, None
 
 
 def variant(k: str, tmp: Path, steps: int = STEPS) -> tuple[list[str], dict[str, str]]:
@@ -79,16 +86,22 @@ def main() -> None:
     ]
     times: dict[str, list[float]] = {k: [] for k in VARIANTS}
     cpus: dict[str, list[float]] = {k: [] for k in VARIANTS}  # a round's two ranks' mean
+    workers: dict[str, list[float]] = {k: [] for k in VARIANTS}  # the same, of their workers
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as name:
         for r in range(rounds):
             for k in round_order(VARIANTS, r):
-                wall, cpu, error = timed(*variant(k, Path(name), steps))
+                wall, cpu, worker_cpu, error = timed(*variant(k, Path(name), steps))
                 times[k].append(wall)
                 cpus[k].append(statistics.mean(cpu) if cpu else float("nan"))
+                workers[k].append(statistics.mean(worker_cpu) if worker_cpu else float("nan"))
                 if error is not None:
                     failed.append(f"round {r + 1} {k}: {error}")
-    for label, figures in (("job wall", times), ("a rank's own CPU", cpus)):
+    for label, figures in (
+        ("job wall", times),
+        ("a rank's own CPU", cpus),
+        ("a rank's workers' CPU", workers),
+    ):
         for k, v in figures.items():
             out.append(
                 f"{label} {k}: median {statistics.median(v):.3f}s"

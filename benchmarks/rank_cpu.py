@@ -1,6 +1,7 @@
 """Runs a script as `python SCRIPT ARGS` would, and prints at its exit the CPU seconds its own
-process used (user + system, its workers apart) and its wall seconds from here: a rank's cost is
-read in CPU time, which the machine's other load scatters less than wall time.
+process used (user + system, its workers apart), the CPU seconds of its children that have ended
+(its DataLoader workers, once their pool is shut down) and its wall seconds from here: a rank's
+cost is read in CPU time, which the machine's other load scatters less than wall time.
 python benchmarks/rank_cpu.py SCRIPT ARGS..."""
 
 import atexit
@@ -15,8 +16,10 @@ START = time.perf_counter()
 
 def _report() -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         f"CPU rank {os.environ.get('RANK', '-')} own {own.ru_utime + own.ru_stime:.3f}"
+        f" workers {children.ru_utime + children.ru_stime:.3f}"
         f" wall {time.perf_counter() - START:.3f}",
         flush=True,
     )
