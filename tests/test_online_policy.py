@@ -695,13 +695,16 @@ class FakeRamReading:
         return 1000.0 + 100.0 * len(self.started)
 
 
-def test_each_configuration_reads_its_ram_once_for_the_cost_order():
+def test_each_pool_reads_its_ram_once_for_the_cost_order():
+    """Every configuration with workers is read once; the start at num_workers=0, which has no
+    pool, is not."""
     ram = FakeRamReading()
     climb = HillClimb(LoaderConfig(), TUNED, _settings(), ram=ram)
     Loop(fetch_s=0.04, cpu_share=0.05, step_s=0.02).run(climb)
-    measured = [m for m in climb.measured.values() if m.n]
-    assert measured and all(m.ram_mib is not None for m in measured)
-    assert len(ram.started) == len(set(ram.started)) == len(measured)  # once each
+    pools = [m for m in climb.measured.values() if m.n and m.config.num_workers]
+    assert pools and all(m.ram_mib is not None for m in pools)
+    assert climb.measured[climb.start].n and climb.measured[climb.start].ram_mib is None
+    assert len(ram.started) == len(set(ram.started)) == len(pools)  # once each
     assert ram.waited == ram.started
 
 
@@ -719,6 +722,7 @@ def _first_steady(climb: HillClimb, ram: FakeRamReading, steps: int) -> tuple[in
             assert m.ram_mib is not None  # in hand before any window
         if first is None and m.steady_steps > before:
             first = i
+            break  # the next window's close may switch to another configuration
     return first, waited_at
 
 
@@ -742,13 +746,27 @@ def test_no_window_counts_a_step_taken_while_the_ram_is_read():
     assert expected > warm_up and (first, waited_at) == (expected, warm_up - 2)
 
 
-def test_where_no_step_is_left_before_the_first_window_the_reading_adds_one():
-    """A short run's start at num_workers=0: one warm-up step (1% of 160) and one of the segment.
-    The reading is waited for at once, and the window begins a step later than it would."""
+def test_a_short_runs_start_without_workers_reads_no_ram_and_measures_after_its_warm_up():
+    """A short run's start at num_workers=0: one warm-up step (1% of 160), which is also the
+    segment's. No RAM is read there (no pool), so its window is the very next step: a reading
+    waited for at once would have put it a step later, at the script's slowest configuration."""
     ram = FakeRamReading()
     climb = HillClimb(LoaderConfig(), TUNED, _settings(epoch_steps=16, total_steps=160), ram=ram)
     assert climb.settings.warmup == 1 and climb.settings.segment_warm_up(climb.current) == 1
-    assert _first_steady(climb, ram, 4) == (2, 0)
+    assert _first_steady(climb, ram, 4) == (1, None)
+    assert ram.started == []
+
+
+def test_a_short_runs_start_with_workers_still_reads_its_ram_before_its_first_window():
+    """A short run that starts with a pool reads its RAM as any pool does: waited for at its
+    first step, and no window counts the step that wait lies in."""
+    ram = FakeRamReading()
+    start = LoaderConfig(num_workers=1, prefetch_factor=1)
+    climb = HillClimb(start, TUNED, _settings(epoch_steps=16, total_steps=160), ram=ram)
+    assert climb.settings.warmup == 1 and climb.settings.segment_warm_up(start) == 2
+    first, waited_at = _first_steady(climb, ram, 20)
+    assert ram.started == [start] and waited_at == 0
+    assert first is not None and first > waited_at + 1
 
 
 def test_a_tie_goes_to_the_cheaper_by_the_one_cost_order_ram_before_pinning():

@@ -135,7 +135,10 @@ class HillClimb:
     ):
         self.settings = settings
         # The RAM a configuration holds (cost order), read on a thread where its pool starts
-        # (pool_memory.RamReading) and collected at its window ends.
+        # (pool_memory.RamReading) and collected at its window ends. Not at num_workers=0: there
+        # is no pool, and the process alone is what every configuration holds, so the reading
+        # breaks no tie that the worker count does not; waiting for it would cost the start a
+        # step where a short run has none to spare, at the script's often slowest configuration.
         self._ram = ram or NoRamReading()
         self._reading = False  # the running segment reads its configuration's RAM
         self._ram_read: set[LoaderConfig] = set()  # the configurations whose RAM was read
@@ -198,7 +201,7 @@ class HillClimb:
         s = self.settings
         warm_up = s.segment_warm_up(self.current)
         if step.segment_step == 0:  # a pool starts: its RAM is read once, with its first pool
-            read = m.ram_mib is None and m.config not in self._ram_read
+            read = m.ram_mib is None and m.config not in self._ram_read and m.config.num_workers > 0
             self._reading = read and self._ram.start(m.config)
             self._ram_read.add(m.config)
         if self._reading:
