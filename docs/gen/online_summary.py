@@ -83,6 +83,18 @@ POLICY_CHANGES: tuple[PolicyChange, ...] = (
         " `max_windows` is judged on the difference alone",
         lambda key: True,
     ),
+    PolicyChange(
+        "ab5bd00",
+        "where a window is a whole epoch, the jump's pool runs at the shallowest prefetch",
+        lambda key: key in ("tiny-epochs", "open-30"),
+        "the workloads whose windows are whole epochs: tiny-epochs and open-30",
+    ),
+    PolicyChange(
+        "dbe3038",
+        "the start at `num_workers=0` waits for no RAM reading",
+        lambda key: key == "short-run",
+        "short-run, whose start has no warm-up step to spare",
+    ),
 )
 
 

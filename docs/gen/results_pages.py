@@ -73,6 +73,10 @@ ONLINE_45 = (
     *_under("results/bench/online-45/ab-ea4b35d", "new/*/online.json"),
     # ab5bd00's side-by-side run (a short epoch's jump at prefetch 1), its new code's side.
     *_under("results/bench/prefetch-short-epochs", "new/*/online.json"),
+    # 7eeb293's run, a workload at a time (online-final-7eeb293/run.sh), and dbe3038's
+    # side-by-side run on short-run, its new code's side (ab-start-ram/run.sh).
+    *_under("results/bench/online-final-7eeb293", "*/online.json"),
+    *_under("results/bench/online-final-7eeb293/ab-start-ram", "new-*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
@@ -98,6 +102,7 @@ TORCHRUN_TWICE = "results/bench/repeated-runs/torchrun_twice.out"
 TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
 JOB_COST = "results/bench/repeated-runs/job_cost.out"
 JOB_COST_LONG = "results/bench/repeated-runs/job_cost-1200steps.out"
+START_COST = "results/bench/repeated-runs/start_cost.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -319,6 +324,20 @@ def online_page() -> str:
             "The same job with 1,200 steps a rank instead of 50: a rank's extra CPU does not"
             " grow with the steps (a cost per job, not per step); the walls scatter more than"
             " the difference:",
+        ],
+    )
+    lines += _output(
+        START_COST,
+        [
+            "What one process that `autotune run` starts pays, by cause, in its own CPU seconds"
+            " (`benchmarks/start_cost.py`): a short loop plain (P), after importing autotune's"
+            " pydantic models alone (Y), under autotune's boot with every knob fixed and the"
+            " package's bytecode compiled, as pip installs it (K), and the same compiling"
+            " autotune from source in the process (C), as a checkout does where"
+            " PYTHONDONTWRITEBYTECODE is set (the 2-rank jobs above ran that way), alternated."
+            " pydantic and the models are most of K; the rank that writes the run folder"
+            " imports them anyway when its exploring (or its check) ends, so an online start"
+            " without them would save a 2-rank job about 0.1 s:",
         ],
     )
     lines += _output(
