@@ -18,7 +18,6 @@ from a cost per step: only the second grows with the steps. Run from the reposit
 python benchmarks/job_cost.py [ROUNDS] [STEPS]"""
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
 from benchmarks.alternate import round_order  # noqa: E402
+from benchmarks.rank_cpu import LINE  # noqa: E402
 from benchmarks.repeated_runs import under_autotune_run  # noqa: E402
 from benchmarks.torchrun_cost import P, stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT, SCRIPT  # noqa: E402
@@ -47,9 +47,6 @@ def job(steps: int = STEPS) -> list[str]:
     return torchrun_command(RANK_CPU, str(SCRIPT), "torchrun", str(2 * 8 * steps), "1")
 
 
-RANK_LINE = re.compile(r"^CPU rank \d+ own ([\d.]+) workers ([\d.]+)", re.M)
-
-
 def timed(
     command: list[str], env: dict[str, str]
 ) -> tuple[float, list[float], list[float], str | None]:
@@ -58,8 +55,8 @@ def timed(
     t0 = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     wall = time.perf_counter() - t0
-    ranks = RANK_LINE.findall(done.stdout)
-    cpu, workers = [float(own) for own, _ in ranks], [float(w) for _, w in ranks]
+    ranks = LINE.findall(done.stdout)
+    cpu, workers = [float(own) for _, own, _ in ranks], [float(w) for _, _, w in ranks]
     if done.returncode != 0 or len(cpu) != 2:
         return wall, cpu, workers, f"exit {done.returncode}, {len(cpu)} ranks' CPU read"
     return wall, cpu, workers, None

@@ -6,12 +6,16 @@ python benchmarks/rank_cpu.py SCRIPT ARGS..."""
 
 import atexit
 import os
+import re
 import resource
 import runpy
 import sys
 import time
 
 START = time.perf_counter()
+# The line _report prints, as the benches that run ranks through this script read it back: the
+# rank ($RANK, or -), its own CPU seconds, its ended children's.
+LINE = re.compile(r"^CPU rank (\S+) own ([\d.]+) workers ([\d.]+)", re.M)
 
 
 def _report() -> None:

@@ -19,7 +19,6 @@ Run from the repository root: python benchmarks/start_cost.py [ROUNDS]"""
 
 import compileall
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -32,13 +31,13 @@ from autotune.online.options import TUNED, OnlineOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
 from benchmarks.alternate import round_order  # noqa: E402
+from benchmarks.rank_cpu import LINE  # noqa: E402
 from benchmarks.torchrun_cost import stamp  # noqa: E402
 from benchmarks.torchrun_twice import OUT, ROOT  # noqa: E402
 
 VARIANTS = "PYKC"
 LOOP = Path(__file__).with_name("start_loop.py")
 RANK_CPU = Path(__file__).with_name("rank_cpu.py")
-OWN = re.compile(r"^CPU rank \S+ own ([\d.]+)", re.M)
 PYDANTIC_MODELS = "autotune.online.options,autotune.memory.record,autotune.recipe.model"
 
 
@@ -46,10 +45,10 @@ def own_cpu(env: dict[str, str]) -> float:
     """The loop's process's own CPU seconds (rank_cpu.py's line)."""
     command = [sys.executable, str(RANK_CPU), str(LOOP)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    found = OWN.search(done.stdout)
+    found = LINE.search(done.stdout)
     if done.returncode != 0 or found is None:
         raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.strip()[-500:]}")
-    return float(found.group(1))
+    return float(found.group(2))
 
 
 def source_only(tmp: Path) -> Path:
