@@ -25,26 +25,30 @@ def images(tmp_path_factory):
     return image_folder(tmp_path_factory.mktemp("images"), train=96, val=80)
 
 
+def _imagenet(images, arch: str) -> list:
+    """main.py on `images`: 3 epochs at -b 8, 4 workers (issue 23's -j 4)."""
+    return [IMAGENET, str(images), "-a", arch, "--epochs", "3", "-b", "8", "-j", "4", "-p", "4"]
+
+
+def _timm(images, tmp_path, device: str) -> list:
+    """train.py on `images`: 2 epochs of a small resnet at 64 px, -b 8, 2 workers. --warmup-epochs
+    0: its default of 5 exceeds the run."""
+    return [
+        TIMM,
+        *("--data-dir", str(images), "--train-split", "train", "--val-split", "val"),
+        *("--num-classes", "4", "--model", "resnet10t", "--img-size", "64"),
+        *("--epochs", "2", "--warmup-epochs", "0", "-b", "8", "-j", "2", "--log-interval", "4"),
+        *("--device", device, "--output", str(tmp_path / "out")),
+    ]
+
+
 @pytest.mark.slow
 def test_pytorch_examples_imagenet_main_completes_and_reports_each_loader(tmp_path, images):
     # -j 4 as in issue 23 (there 3,000 images at -b 32): on this data, -j 3 and -j 4 raised its
     # ZeroDivisionError in the policy's verdict in the third epoch; -j 1 and -j 2 did not.
     # cwd: main.py saves its checkpoints in the working directory.
     done = autotune_run(
-        tmp_path / "results",
-        IMAGENET,
-        str(images),
-        "-a",
-        "shufflenet_v2_x0_5",
-        "--epochs",
-        "3",
-        "-b",
-        "8",
-        "-j",
-        "4",
-        "-p",
-        "4",
-        cwd=tmp_path,
+        tmp_path / "results", *_imagenet(images, "shufflenet_v2_x0_5"), cwd=tmp_path
     )
     assert done.returncode == 0, output_tail(done)
     assert done.stdout.count(" *   Acc@1") == 3, output_tail(done)  # each epoch's validation ran
@@ -53,38 +57,8 @@ def test_pytorch_examples_imagenet_main_completes_and_reports_each_loader(tmp_pa
 
 @pytest.mark.slow
 def test_timm_train_completes_and_reports_each_loader(tmp_path, images):
-    # --device cpu: train.py defaults to cuda. --warmup-epochs 0: its default of 5 exceeds the run.
-    done = autotune_run(
-        tmp_path / "results",
-        TIMM,
-        "--data-dir",
-        str(images),
-        "--train-split",
-        "train",
-        "--val-split",
-        "val",
-        "--num-classes",
-        "4",
-        "--model",
-        "resnet10t",
-        "--img-size",
-        "64",
-        "--epochs",
-        "2",
-        "--warmup-epochs",
-        "0",
-        "-b",
-        "8",
-        "-j",
-        "2",
-        "--log-interval",
-        "4",
-        "--device",
-        "cpu",
-        "--output",
-        str(tmp_path / "out"),
-        cwd=tmp_path,
-    )
+    # --device cpu: train.py defaults to cuda.
+    done = autotune_run(tmp_path / "results", *_timm(images, tmp_path, "cpu"), cwd=tmp_path)
     assert done.returncode == 0, output_tail(done)
     # Its closing summary, printed once both epochs trained and validated.
     assert "--result" in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
@@ -122,23 +96,7 @@ def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
         if spawned
         else []
     )
-    done = autotune_run(
-        tmp_path / "results",
-        IMAGENET,
-        str(images),
-        "-a",
-        "resnet18",
-        "--epochs",
-        "3",
-        "-b",
-        "8",
-        "-j",
-        "4",
-        "-p",
-        "4",
-        *ddp,
-        cwd=tmp_path,
-    )
+    done = autotune_run(tmp_path / "results", *_imagenet(images, "resnet18"), *ddp, cwd=tmp_path)
     assert done.returncode == 0, output_tail(done)
     assert "Using device: cuda" in done.stdout, output_tail(done)
     assert done.stdout.count(" *   Acc@1") == 3, output_tail(done)
@@ -149,36 +107,7 @@ def test_pytorch_examples_imagenet_main_on_a_gpu(tmp_path, images, spawned):
 @pytest.mark.slow
 def test_timm_train_on_a_gpu(tmp_path, images):
     done = autotune_run(
-        tmp_path / "results",
-        TIMM,
-        "--data-dir",
-        str(images),
-        "--train-split",
-        "train",
-        "--val-split",
-        "val",
-        "--num-classes",
-        "4",
-        "--model",
-        "resnet10t",
-        "--img-size",
-        "64",
-        "--epochs",
-        "2",
-        "--warmup-epochs",
-        "0",
-        "-b",
-        "8",
-        "-j",
-        "2",
-        "--log-interval",
-        "4",
-        "--device",
-        "cuda",
-        "--amp",
-        "--output",
-        str(tmp_path / "out"),
-        cwd=tmp_path,
+        tmp_path / "results", *_timm(images, tmp_path, "cuda"), "--amp", cwd=tmp_path
     )
     assert done.returncode == 0, output_tail(done)
     assert "--result" in done.stdout and '"epoch": 1,' in done.stdout, output_tail(done)
