@@ -1,12 +1,15 @@
-"""benchmarks/inorder_model.py: torch's in-order hand-out, computed. Where every batch takes as
-long, the rate is the slower of the step and the workers (W / batch time); stragglers need more
-batches in flight, and a deeper queue is never slower."""
+"""benchmarks/inorder_model.py and climb_sim.py: torch's in-order hand-out, computed. Where
+every batch takes as long, the rate is the slower of the step and the workers (W / batch time);
+stragglers need more batches in flight, and a deeper queue is never slower."""
 
 import random
 
 import pytest
 
+from autotune.online.policy import FixedPolicy
+from autotune.space.config import LoaderConfig
 from autotune.workload.simulated import SimSpec
+from benchmarks.climb_sim import Machine, ideal_config, one_round
 from benchmarks.inorder_model import (
     batch_seconds,
     cpu_ceiling,
@@ -65,3 +68,35 @@ def test_the_grid_marks_the_points_the_cores_cap_and_the_best():
     assert not by_label["w1 pf1"].cpu_bound
     rows = table("cpu", spec, points)
     assert any(line.startswith("| 4 |") and "(cores) *" in line for line in rows)
+
+
+# benchmarks/climb_sim.py: the online climb on the same model's simulated clock.
+
+
+def test_a_fixed_pool_runs_at_the_models_rate_after_its_start():
+    spec = SimSpec(cpu_ms=0, io_ms=1, step_ms=10, batch=16, length=16 * 2000)  # 16 ms a batch
+    run = Machine(spec, fork_ms=20, handover_ms=0).run(
+        FixedPolicy(LoaderConfig(num_workers=4, prefetch_factor=2)), 1000
+    )
+    # Four workers make a batch every 4 ms, faster than the 10 ms step: the step sets the pace
+    # once the pool runs; its start is the forks (80 ms) and a first batch (16 ms).
+    assert run.span(100) / 899 == pytest.approx(0.010, rel=1e-6)
+    assert run.handed[0] == pytest.approx(0.020 + 0.016)
+
+
+def test_the_main_process_pays_its_open_once_and_each_pool_per_worker():
+    spec = SimSpec(cpu_ms=0, io_ms=1, step_ms=10, batch=16, length=16 * 100, open_ms=500)
+    at_zero = Machine(spec, handover_ms=0).run(FixedPolicy(LoaderConfig(num_workers=0)), 3)
+    assert at_zero.handed == pytest.approx([0.516, 0.542, 0.568])
+    pool = Machine(spec, fork_ms=0, handover_ms=0).run(
+        FixedPolicy(LoaderConfig(num_workers=2, prefetch_factor=2)), 1
+    )
+    assert pool.handed[0] == pytest.approx(0.516)
+
+
+def test_the_climb_from_the_scripts_defaults_ends_near_the_simulated_grids_best():
+    spec = SimSpec(cpu_ms=0.2, io_ms=5, step_ms=20, batch=16, length=16 * 1500)
+    ideal = ideal_config(spec, cpus=2.0, steps=1200)
+    done = one_round(spec, ideal, 1200, 0, lambda: Machine(spec))
+    assert done.ended is not None and done.after is not None
+    assert done.after >= 0.98 and done.whole >= 0.9

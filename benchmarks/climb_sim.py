@@ -1,0 +1,284 @@
+"""The online climb (autotune/online/policy.py, as autotune.DataLoader runs it) driven by the
+in-order model of torch's DataLoader (inorder_model.py) instead of a loader: every step it would
+see (step and wait times, the backlog, a switch's start-up), computed on a simulated clock. A
+training of `steps` steps is run three ways, as `bench --online` runs them: (b) the climb from the
+script's num_workers=0, (c) the model's best fixed configuration from step 0; their times give
+(b)/(c) over the whole run and after exploring. Deterministic: a change to the climb is compared
+on many shuffles in seconds, with no machine's noise, before a real bench.
+
+What the model leaves out, so the figures are the climb's on an ideal machine: CPU contention (the
+workers' CPU is capped as a whole, inorder_model.cpu_ceiling, not per step), the main process's
+own per-batch work beyond `handover_ms`, the RAM reading, and the OS's jitter beyond `jitter`.
+Each process pays the dataset's open_ms before its first item (the main process once, at
+num_workers=0). A switch retires the running pool (its batches in flight are made again by the
+next one, as the index stream replays them) and starts a new one: `fork_ms` per worker, one
+after another, then each worker's first batch. An epoch's end refills a persistent pool and
+restarts any other.
+
+Run from the repository root: python benchmarks/climb_sim.py WORKLOAD [--seeds 10] [--steps 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import random
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from autotune.online.climb_types import ClimbSettings  # noqa: E402
+from autotune.online.meter import Step  # noqa: E402
+from autotune.online.options import TUNED  # noqa: E402
+from autotune.online.policy import FixedPolicy, HillClimb, Policy  # noqa: E402
+from autotune.space.config import PYTORCH_DEFAULTS, LoaderConfig  # noqa: E402
+from autotune.workload.simulated import SimSpec  # noqa: E402
+from benchmarks.inorder_model import DEPTHS, batch_seconds, cpu_ceiling  # noqa: E402
+from benchmarks.provenance import git_commit  # noqa: E402
+from benchmarks.workloads import BENCH_WORKLOADS  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "results" / "bench" / "climb-sim"
+
+
+@dataclass
+class Pool:
+    """The running inner loader: its configuration, when each worker is free, when each batch
+    sent is ready, the next batch to send, and the batch its workers' round-robin began at
+    (torch starts it at worker 0 for a new iterator and at each epoch's reset)."""
+
+    config: LoaderConfig
+    free: list[float]
+    ready: dict[int, float] = field(default_factory=dict)
+    next_send: int = 0
+    base: int = 0
+
+
+@dataclass
+class Machine:
+    """The loop and its loader on a simulated clock."""
+
+    spec: SimSpec
+    cpus: float = 2.0
+    fork_ms: float = 20.0  # a worker's start, one after another (fork of a process holding torch)
+    handover_ms: float = 0.3  # the main process receiving a ready batch
+    jitter: float = 0.0  # each step's relative noise (gauss)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.epoch = self.spec.length // self.spec.batch
+        self.step_s = (self.spec.step_ms + self.spec.host_ms) / 1000
+        self._rng = random.Random(self.seed)
+        self._epochs: dict[int, list[float]] = {}
+        self._main_opened = False  # the main process paid its open_ms (at num_workers=0)
+        # The cores' cap on the workers as a whole (inorder_model.cpu_ceiling): no worker makes a
+        # batch faster than num_workers / ceiling.
+        ceiling = cpu_ceiling(self.spec, self.cpus)
+        self._least_gap = 0.0 if ceiling == float("inf") else 1 / ceiling
+
+    def times(self, epoch: int) -> list[float]:
+        if epoch not in self._epochs:
+            self._epochs[epoch] = batch_seconds(self.spec, self.epoch, self.seed * 1000 + epoch)
+        return self._epochs[epoch]
+
+    def run(self, policy: Policy, steps: int) -> Run:
+        """The loop's `steps` steps under `policy`."""
+        now = 0.0
+        pool: Pool | None = None
+        switch_to: LoaderConfig | None = None
+        handed: list[float] = []
+        ended: int | None = None if policy.exploring else 0
+        segment = 0
+        for n in range(steps):
+            epoch, k = divmod(n, self.epoch)
+            times = self.times(epoch)
+            entered = now
+            config = switch_to or policy.current
+            if (
+                pool is None
+                or switch_to is not None
+                or (k == 0 and not (pool.config.persistent_workers and pool.config == config))
+            ):
+                pool = self._start(config, now, k, times)
+                segment = 0
+            elif k == 0:
+                self._refill(pool, now, k, times)
+                segment = 0
+            switch_to = None
+            if pool.config.num_workers == 0:
+                out = now + times[k] + (0.0 if self._main_opened else self.spec.open_ms / 1000)
+                self._main_opened = True
+                wait_cpu = self.spec.batch * self.spec.cpu_ms / 1000
+                backlog = None
+            else:
+                out = max(now, pool.ready[k]) + self.handover_ms / 1000
+                wait_cpu = 0.0001
+                if pool.next_send < self.epoch:
+                    self._send(pool, pool.next_send, out, times)
+                backlog = sum(1 for j in range(k + 1, pool.next_send) if pool.ready[j] <= out)
+            step = Step(
+                n,
+                None if k == 0 or not handed else out - handed[-1],
+                out - entered,
+                segment,
+                out - entered if segment == 0 else None,
+                wait_cpu_s=wait_cpu,
+                work_cpu_s=0.0,
+                backlog=backlog,
+            )
+            handed.append(out)
+            nxt = policy.observe(step)
+            segment += 1
+            if k == self.epoch - 1:
+                nxt = policy.epoch_ended() or nxt
+            switch_to = nxt
+            if ended is None and not policy.exploring:
+                ended = n + 1
+            noise = 1 + self._rng.gauss(0, self.jitter) if self.jitter else 1.0
+            now = out + self.step_s * max(noise, 0.1)
+        return Run(handed, ended, policy.current)
+
+    def _start(self, config: LoaderConfig, now: float, k: int, times: list[float]) -> Pool:
+        """A new pool at batch k of its epoch: its workers forked one after another, each paying
+        the dataset's open_ms before its first item, then sent the first num_workers x
+        prefetch_factor batches."""
+        opened = self.spec.open_ms / 1000
+        forked = [now + self.fork_ms / 1000 * (i + 1) + opened for i in range(config.num_workers)]
+        pool = Pool(config, forked, next_send=k, base=k)
+        if config.num_workers:
+            self._refill(pool, now, k, times)
+        return pool
+
+    def _refill(self, pool: Pool, now: float, k: int, times: list[float]) -> None:
+        """iter() of the pool at batch k: torch's first num_workers x prefetch_factor sends."""
+        pool.ready.clear()
+        pool.next_send = pool.base = k
+        depth = pool.config.num_workers * (pool.config.prefetch_factor or 2)
+        for j in range(k, min(k + depth, self.epoch)):
+            self._send(pool, j, now, times)
+
+    def _send(self, pool: Pool, j: int, at: float, times: list[float]) -> None:
+        workers = pool.config.num_workers
+        w = (j - pool.base) % workers
+        made = max(times[j], self._least_gap * workers)
+        pool.free[w] = pool.ready[j] = max(pool.free[w], at) + made
+        pool.next_send = j + 1
+
+
+@dataclass(frozen=True)
+class Run:
+    handed: list[float]  # each step's hand-out, seconds from the run's start
+    ended: int | None  # the step after which exploring had ended; None: it never did
+    config: LoaderConfig  # the configuration at the end
+
+    @property
+    def seconds(self) -> float:
+        return self.handed[-1]
+
+    def span(self, start: int) -> float:
+        """Seconds from step `start`'s hand-out to the last."""
+        return self.handed[-1] - self.handed[start]
+
+
+def climb(spec: SimSpec, epoch_steps: int, cpus: float) -> HillClimb:
+    """(b)'s policy, as setup.py builds it for a loader at the script's defaults (no RAM
+    reading, no memory check)."""
+    settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=int(cpus), cuda=False)
+    return HillClimb(PYTORCH_DEFAULTS, TUNED, settings)
+
+
+@dataclass(frozen=True)
+class Round:
+    seed: int
+    chosen: LoaderConfig
+    ended: int | None
+    whole: float  # (c) seconds / (b) seconds
+    after: float | None  # the same over the steps after (b)'s exploring
+
+
+def one_round(
+    spec: SimSpec, ideal: LoaderConfig, steps: int, seed: int, make: Callable[[], Machine]
+) -> Round:
+    b_machine, c_machine = make(), make()
+    policy = climb(spec, b_machine.epoch, b_machine.cpus)
+    b = b_machine.run(policy, steps)
+    c = c_machine.run(FixedPolicy(ideal), steps)
+    after = None
+    if b.ended is not None and b.ended < steps - 1:
+        after = c.span(b.ended) / b.span(b.ended)
+    return Round(seed, b.config, b.ended, c.seconds / b.seconds, after)
+
+
+GRID_WORKERS = (0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 20)
+
+
+def ideal_config(spec: SimSpec, cpus: float, steps: int) -> LoaderConfig:
+    """The exhaustive grid's best on the simulated machine (shuffle 0): every worker count of
+    GRID_WORKERS at every depth, with and without persistent workers, each run for `steps` from
+    step 0 as (c) runs; the cheapest within 1% of the fastest (fewest workers, then depth, then
+    no persistence)."""
+    configs = [PYTORCH_DEFAULTS] + [
+        LoaderConfig(num_workers=w, prefetch_factor=d, persistent_workers=p)
+        for w in GRID_WORKERS[1:]
+        for d in DEPTHS
+        for p in (False, True)
+    ]
+    seconds = {c: Machine(spec, cpus=cpus).run(FixedPolicy(c), steps).seconds for c in configs}
+    fastest = min(seconds.values())
+    return min(
+        (c for c in configs if seconds[c] <= fastest * 1.01),
+        key=lambda c: (c.num_workers, c.prefetch_factor or 0, c.persistent_workers),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--cpus", type=float, default=2.0)
+    parser.add_argument("--jitter", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    bw = next((w for w in BENCH_WORKLOADS if w.key == args.workload), None)
+    if bw is None or not bw.spec.startswith("sim:"):
+        sys.exit(f"climb_sim: {args.workload!r} is not a bench workload of the sim: kind")
+    spec = SimSpec.parse(bw.spec.removeprefix("sim:"))
+    ideal = ideal_config(spec, args.cpus, args.steps)
+    lines = [
+        f"# python benchmarks/climb_sim.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+        f" -- {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
+        f" {git_commit()}; simulated, not measured",
+        f"# {bw.spec}; (c): {ideal.label()}, the simulated grid's best",
+    ]
+    rounds = []
+    for seed in range(args.seeds):
+        r = one_round(
+            spec,
+            ideal,
+            args.steps,
+            seed,
+            lambda seed=seed: Machine(spec, cpus=args.cpus, jitter=args.jitter, seed=seed),
+        )
+        rounds.append(r)
+        after = "n/a" if r.after is None else f"{r.after:.3f}"
+        lines.append(
+            f"seed {seed}: (b) chose {r.chosen.label()} after {r.ended} steps;"
+            f" (b)/(c) whole {r.whole:.3f}, after tuning {after}"
+        )
+    afters = [r.after for r in rounds if r.after is not None]
+    lines.append(
+        f"median of {len(rounds)}: whole {statistics.median(r.whole for r in rounds):.3f}"
+        f" (worst {min(r.whole for r in rounds):.3f}), after tuning"
+        f" {statistics.median(afters) if afters else float('nan'):.3f}"
+        f" (worst {min(afters) if afters else float('nan'):.3f});"
+        f" never ended: {sum(r.ended is None for r in rounds)}"
+    )
+    print("\n".join(lines))
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{args.workload}.out").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
