@@ -96,7 +96,7 @@ def test_the_main_process_pays_its_open_once_and_each_pool_per_worker():
 
 def test_the_climb_from_the_scripts_defaults_ends_near_the_simulated_grids_best():
     spec = SimSpec(cpu_ms=0.2, io_ms=5, step_ms=20, batch=16, length=16 * 1500)
-    ideal = ideal_config(spec, cpus=2.0, steps=1200)
+    ideal = ideal_config(spec, 1200, lambda seed: Machine(spec, seed=seed))
     done = one_round(spec, ideal, 1200, 0, lambda: Machine(spec))
     assert done.ended is not None and done.after is not None
     assert done.after >= 0.98 and done.whole >= 0.9
