@@ -12,7 +12,8 @@ own per-batch work beyond `handover_ms`, the RAM reading, and the OS's jitter be
 Each process pays the dataset's open_ms before its first item (the main process once, at
 num_workers=0). A switch retires the running pool (its batches in flight are made again by the
 next one, as the index stream replays them) and starts a new one: `fork_ms` per worker, one
-after another, then each worker's first batch. An epoch's end refills a persistent pool and
+after another, then each worker's first batch; a switch of the prefetch depth alone keeps the
+pool, as the loader does (online/epoch.py). An epoch's end refills a persistent pool and
 restarts any other.
 
 Run from the repository root: python benchmarks/climb_sim.py WORKLOAD [--seeds 10] [--steps 3000]
@@ -26,7 +27,7 @@ import json
 import random
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -102,15 +103,28 @@ class Machine:
             times = self.times(epoch)
             entered = now
             config = switch_to or policy.current
+            timed = True  # a pool starts or refills here: the step times its start-up
             if (
-                pool is None
-                or switch_to is not None
-                or (k == 0 and not (pool.config.persistent_workers and pool.config == config))
+                k == 0
+                and pool is not None
+                and pool.config.persistent_workers
+                and (pool.config == config or self._in_place(pool, config))
             ):
-                pool = self._start(config, now, k, times)
-                segment = 0
-            elif k == 0:
+                pool.config = config  # a kept pool's next epoch, at the depth asked for
                 self._refill(pool, now, k, times)
+                segment = 0
+            elif (
+                k > 0
+                and pool is not None
+                and switch_to is not None
+                and self._in_place(pool, config)
+            ):
+                pool.config = config  # the loader's redepth: the workers and their batches kept
+                while pool.next_send < min(self.epoch, k + self._depth(config)):
+                    self._send(pool, pool.next_send, now, times)
+                segment, timed = 0, False
+            elif pool is None or switch_to is not None or k == 0:
+                pool = self._start(config, now, k, times)
                 segment = 0
             switch_to = None
             if pool.config.num_workers == 0:
@@ -121,7 +135,8 @@ class Machine:
             else:
                 out = max(now, pool.ready[k]) + self.handover_ms / 1000
                 wait_cpu = 0.0001
-                if pool.next_send < self.epoch:
+                # The batch taken frees a slot: torch sends the next one (none past the depth).
+                if pool.next_send < min(self.epoch, k + 1 + self._depth(pool.config)):
                     self._send(pool, pool.next_send, out, times)
                 backlog = sum(1 for j in range(k + 1, pool.next_send) if pool.ready[j] <= out)
             step = Step(
@@ -129,7 +144,7 @@ class Machine:
                 None if k == 0 or not handed else out - handed[-1],
                 out - entered,
                 segment,
-                out - entered if segment == 0 else None,
+                out - entered if segment == 0 and timed else None,
                 wait_cpu_s=wait_cpu,
                 work_cpu_s=0.0,
                 backlog=backlog,
@@ -161,9 +176,22 @@ class Machine:
         """iter() of the pool at batch k: torch's first num_workers x prefetch_factor sends."""
         pool.ready.clear()
         pool.next_send = pool.base = k
-        depth = pool.config.num_workers * (pool.config.prefetch_factor or 2)
-        for j in range(k, min(k + depth, self.epoch)):
+        for j in range(k, min(k + self._depth(pool.config), self.epoch)):
             self._send(pool, j, now, times)
+
+    @staticmethod
+    def _in_place(pool: Pool, config: LoaderConfig) -> bool:
+        """`config` changes the running pool's prefetch depth alone (online/epoch.py, _redepth)."""
+        return (
+            pool.config.num_workers > 0
+            and config.prefetch_factor is not None
+            and replace(pool.config, prefetch_factor=config.prefetch_factor) == config
+        )
+
+    @staticmethod
+    def _depth(config: LoaderConfig) -> int:
+        """Batches in flight: num_workers x prefetch_factor (torch's default 2)."""
+        return config.num_workers * (config.prefetch_factor or 2)
 
     def _send(self, pool: Pool, j: int, at: float, times: list[float]) -> None:
         workers = pool.config.num_workers

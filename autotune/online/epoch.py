@@ -12,12 +12,13 @@ fails to start or to fetch hands its batches to another (session.fallback_after)
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any, Iterator
 
 import torch
 
 from autotune.online.index_stream import IndexStream
-from autotune.online.inner import stopped_before_torch_exits, timed, unwatched
+from autotune.online.inner import redepth, stopped_before_torch_exits, timed, unwatched
 from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
 
@@ -64,6 +65,29 @@ class OnlineEpoch(Iterator[Any]):
         self._switch_to = s.guard.call(s.delivered, self._inner, self.stream.exhausted)
         return batch
 
+    def _redepth(self, config: LoaderConfig) -> bool:
+        """`config` differs from the running one in prefetch_factor alone: the running pool takes
+        the new depth (inner.redepth), its workers and the batches they are making kept, where a
+        new pool would start its workers again (a fork or an interpreter each, each worker's
+        first-item opens) and make the batches in flight once more. The segment that starts is
+        measured as any switch's, without a start-up. False where it does not apply."""
+        running, inner = self._config, self._inner
+        if (
+            running is None
+            or inner is None
+            or running.num_workers == 0
+            or config.prefetch_factor is None
+            or replace(running, prefetch_factor=config.prefetch_factor) != config
+            or not redepth(inner, config.prefetch_factor)
+        ):
+            return False
+        s = self._session
+        s.meter.switching(new_pool=False)
+        s.redepthed(config)
+        self._config = config
+        self._switch_to = None
+        return True
+
     def _fetch(self) -> Any:
         """The next batch; where a configuration the tuner chose raises, the same batch from the
         one that replaces it."""
@@ -85,8 +109,15 @@ class OnlineEpoch(Iterator[Any]):
     def _start(self, config: LoaderConfig, *, failed: bool = False) -> None:
         """Run `config` from here on: the old loader's undelivered batches go first. A tuned
         configuration whose workers cannot start gives way as one that fails to fetch does.
-        `failed`: the old loader raised (its pool is killed, not shut down)."""
+        `failed`: the old loader raised (its pool is killed, not shut down). Where only the
+        prefetch depth changes, the running pool takes it in place (`_redepth`)."""
         s = self._session
+        if not failed and self._inner is not None:
+            if s.guard.call(self._redepth, config):
+                return
+            if s.guard.tripped:  # autotune's own error, just now: the loop stays on what runs
+                self._switch_to = None
+                return
         while True:
             if self._inner is not None:
                 s.retire(self._inner, failed=failed)

@@ -117,7 +117,16 @@ def unwatched(iterator: Any) -> None:
 
 
 class _TunedPoolIter(torch_dataloader._MultiProcessingDataLoaderIter):
-    """torch's iterator, less the check of the done event where a dead worker is marked."""
+    """torch's iterator, less the check of the done event where a dead worker is marked, and
+    able to run shallower in place (redepth)."""
+
+    def _try_put_index(self) -> None:
+        # torch sends one index per batch handed out, keeping num_workers x prefetch_factor in
+        # flight; where redepth() lowered prefetch_factor, sends wait until the batches in flight
+        # are below it (torch's own check would raise instead).
+        if self._send_idx - self._rcvd_idx >= self._prefetch_factor * self._num_workers:
+            return
+        super()._try_put_index()
 
     def _mark_worker_as_unavailable(self, worker_id: int, shutdown: bool = False) -> None:
         if shutdown:  # torch's shutdown, which has set the event itself
@@ -126,6 +135,35 @@ class _TunedPoolIter(torch_dataloader._MultiProcessingDataLoaderIter):
         # torch's marking, less its closing assertion on the done event.
         self._index_queues[worker_id].put(None)
         self._workers_status[worker_id] = False
+
+
+def redepth(iterator: Any, prefetch_factor: int) -> bool:
+    """Run a running pool at another prefetch_factor, its workers and the batches they are making
+    kept: deeper, the new slots are sent now; shallower (a tuned pool's iterator only,
+    _TunedPoolIter), sends wait until the batches in flight are below it. False, and nothing
+    changed, where torch's iterator is not one this applies to (another torch, no workers,
+    in_order=False): the caller starts a new pool instead. torch reads prefetch_factor from its
+    iterator at every send and at a persistent pool's reset, so the new depth holds from here on,
+    in later epochs too."""
+    kind = type(iterator)
+    if kind not in (torch_dataloader._MultiProcessingDataLoaderIter, _TunedPoolIter):
+        return False
+    if not getattr(iterator, "_in_order", False) or prefetch_factor < 1:
+        return False
+    try:
+        old, workers = int(iterator._prefetch_factor), int(iterator._num_workers)
+        in_flight = iterator._send_idx - iterator._rcvd_idx
+    except (AttributeError, TypeError):
+        return False
+    if prefetch_factor < old and kind is not _TunedPoolIter:
+        return False
+    iterator._prefetch_factor = prefetch_factor
+    for _ in range(max(0, prefetch_factor * workers - in_flight)):
+        sent = iterator._send_idx
+        iterator._try_put_index()
+        if iterator._send_idx == sent:  # the epoch's indices ran out
+            break
+    return True
 
 
 MIN_WAIT_S = 0.05  # the shortest wait for a batch between two looks at a hung pool's timeout

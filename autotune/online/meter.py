@@ -59,9 +59,11 @@ class Meter:
         self._entered_cpu = self.process_cpu()
         self._work_cpu = 0.0 if self._out_cpu is None else self._entered_cpu - self._out_cpu
 
-    def switching(self) -> None:
-        """A new configuration starts inside this call (the old inner loader retires now)."""
-        self._switched_at = self.clock()
+    def switching(self, new_pool: bool = True) -> None:
+        """A new configuration starts inside this call (the old inner loader retires now);
+        `new_pool` False: the running pool takes it in place (a new prefetch depth), and there is
+        no start-up to time."""
+        self._switched_at = self.clock() if new_pool else None
         self._segment_step = 0
 
     def handed_out(self, backlog: int | None = None) -> Step:

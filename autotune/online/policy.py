@@ -10,11 +10,11 @@ Predict, then refine by what the loop shows, one measured candidate at a time:
    epoch pays the pool's refill every few steps).
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
-   waiting on storage), then more workers (more workers first where the pool is short of them by
-   more than a rung: decision/worker_range.py's `count_short`): the count its own measured rate
-   says the step needs, at least the next rung, past the worker range's top where the workers
-   wait rather than compute (decision/worker_range.py). A candidate that is not better ends that
-   direction.
+   waiting on storage; the loader takes it in place, no pool starting: epoch.py), then more
+   workers (more workers first where the pool is short of them by more than a rung:
+   decision/worker_range.py's `count_short`): the count its own measured rate says the step
+   needs, at least the next rung, past the worker range's top where the workers wait rather than
+   compute (decision/worker_range.py). A candidate that is not better ends that direction.
 3. A best that never waits may have more workers than it needs: fewer are tried, rung by rung,
    while they tie (a tie goes to the cheaper configuration, the registry's cost order).
 4. pin_memory where CUDA is used: the candidates above are pinned there (the larger gain on a
@@ -191,8 +191,12 @@ class HillClimb:
             self.reuse.check_steps += 1
         m = self.measured[self.current]
         m.steps += 1
-        if step.startup_s is not None and m.startup_s is None:
-            m.startup_s = step.startup_s
+        if m.startup_s is None:
+            m.startup_s = (
+                step.startup_s
+                if step.startup_s is not None or step.segment_step != 0
+                else self._pool_startup_s(m.config)
+            )
         self._segment_step(step)
         if self.checking and self._drifted_early(step):
             return self._restart(m)
@@ -501,10 +505,34 @@ class HillClimb:
             default=None,
         )
 
+    def _pool_startup_s(self, config: LoaderConfig) -> float | None:
+        """The start-up of `config`'s pool where it took its prefetch depth in place (no pool
+        started: the step says none): the one its workers had when they started under another
+        depth. Their first batches are the same at any depth."""
+        return next(
+            (
+                m.startup_s
+                for m in self.measured.values()
+                if m.startup_s is not None
+                and replace(m.config, prefetch_factor=config.prefetch_factor) == config
+            ),
+            None,
+        )
+
+    def _keeps_pool(self, config: LoaderConfig) -> bool:
+        """Switching to `config` starts no pool: it runs already, or it changes the running
+        pool's prefetch depth alone, which the loader applies in place (epoch.py, _redepth)."""
+        running = self.current
+        return config == running or (
+            running.num_workers > 0
+            and config.prefetch_factor is not None
+            and replace(running, prefetch_factor=config.prefetch_factor) == config
+        )
+
     def _startup_ahead_s(self, config: LoaderConfig) -> float:
-        """What switching to `config` will spend starting its pool: none where it runs already
-        or has no workers; unknown (none measured yet) counts as none."""
-        if config == self.current or config.num_workers == 0:
+        """What switching to `config` will spend starting its pool: none where it keeps the
+        running pool or has no workers; unknown (none measured yet) counts as none."""
+        if self._keeps_pool(config) or config.num_workers == 0:
             return 0.0
         return self._startup_s() or 0.0
 
@@ -518,7 +546,7 @@ class HillClimb:
             self.settings.measure_steps(config),
             1 / self.best.mean,
             self.best.starved_share,
-            self._startup_s(),
+            self._startup_ahead_s(config),
         )
 
     def _measure(self, request: Request) -> LoaderConfig:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -106,11 +106,42 @@ class Session:
     def inner_loader(self, config: LoaderConfig, generator: torch.Generator | None) -> Any:
         if self._kept is not None and self._kept[0] == config:
             return self._kept[1]  # persistent workers: iterated again, its workers kept
+        if self._kept is not None and self._kept_at_depth(config):
+            return self._kept[1]
         self.release()
         loader = self.inner.build(config, generator)
         if config.persistent_workers:
             self._kept = (config, loader)
         return loader
+
+    def _kept_at_depth(self, config: LoaderConfig) -> bool:
+        """The kept persistent pool differs from `config` in prefetch_factor alone: it takes the
+        new depth at its next iter(), whose reset sends num_workers x prefetch_factor indices from
+        none in flight, and is kept under `config` (a new pool would start its workers again)."""
+        assert self._kept is not None
+        kept_config, loader = self._kept
+        iterator = getattr(loader, "_iterator", None)
+        if (
+            iterator is None
+            or config.prefetch_factor is None
+            or replace(kept_config, prefetch_factor=config.prefetch_factor) != config
+            or not hasattr(iterator, "_prefetch_factor")
+        ):
+            return False
+        iterator._prefetch_factor = config.prefetch_factor
+        loader.prefetch_factor = config.prefetch_factor
+        self._kept = (config, loader)
+        return True
+
+    def redepthed(self, config: LoaderConfig) -> None:
+        """The running pool took `config`'s prefetch depth in place (epoch.py, _redepth): it runs
+        `config` now, and a persistent one is kept under it for the next epoch."""
+        self.running_config = config
+        if self._kept is not None and self._kept[1] is not None:
+            loader = self._kept[1]
+            if getattr(loader, "_iterator", None) is self.running:
+                loader.prefetch_factor = config.prefetch_factor  # as torch's attribute reads it
+                self._kept = (config, loader)
 
     def retire(self, iterator: Any, *, failed: bool = False) -> None:
         """A switch: the running inner iterator's workers stop now (not when it is collected).
