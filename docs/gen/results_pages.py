@@ -103,6 +103,7 @@ TORCHRUN_COST = "results/bench/repeated-runs/torchrun_cost.out"
 JOB_COST = "results/bench/repeated-runs/job_cost.out"
 JOB_COST_LONG = "results/bench/repeated-runs/job_cost-1200steps.out"
 START_COST = "results/bench/repeated-runs/start_cost.out"
+CLIMB_SIM = "results/bench/climb-sim/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -366,6 +367,20 @@ def online_page() -> str:
             "Why a pool's first measurement over whole epochs runs at `prefetch_factor=1`"
             " (`benchmarks/prefetch_depth.py`): the plain training loop on the two 30-step-epoch"
             " workloads, persistent pools at prefetch 2 and 1, alternated by round:",
+        ],
+    )
+    lines += _output(
+        CLIMB_SIM,
+        [
+            "## The climb on a simulated clock",
+            "",
+            "The online climb itself, fed the steps of a model of torch's in-order DataLoader"
+            " over each `sim:` workload (`benchmarks/climb_sim.py`: waits, backlogs, pool"
+            " start-ups and opens, on a simulated clock, no machine noise), against the best of"
+            " the simulated grid from step 0, over 10 shuffles. It separates what the climb"
+            " decides from what the machine's scatter does: after tuning it reaches the grid's"
+            " best on every workload; where the whole run falls short, the start's own costs"
+            " are the cause (the notes: `results/bench/online-redepth/notes.md`):",
         ],
     )
     lines += _output(
