@@ -77,6 +77,8 @@ ONLINE_45 = (
     # side-by-side run on short-run, its new code's side (ab-start-ram/run.sh).
     *_under("results/bench/online-final-7eeb293", "*/online.json"),
     *_under("results/bench/online-final-7eeb293/ab-start-ram", "new-*/online.json"),
+    # 2120bb2's (the prefetch depth taken in place) on the two workloads it was compared on.
+    *_under("results/bench/online-redepth", "new-*/online.json"),
     "results/bench/online-45/ram-fix/after-in-memory/online.json",
     "results/bench/online-45/ram-fix/after-large-items/online.json",
     "results/bench/online-45/stall-03/after-heavy-tail-1/online.json",
