@@ -27,7 +27,7 @@ import json
 import random
 import statistics
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -108,7 +108,7 @@ class Machine:
                 k == 0
                 and pool is not None
                 and pool.config.persistent_workers
-                and (pool.config == config or self._in_place(pool, config))
+                and (pool.config == config or pool.config.same_pool(config))
             ):
                 pool.config = config  # a kept pool's next epoch, at the depth asked for
                 self._refill(pool, now, k, times)
@@ -117,10 +117,10 @@ class Machine:
                 k > 0
                 and pool is not None
                 and switch_to is not None
-                and self._in_place(pool, config)
+                and pool.config.same_pool(config)
             ):
                 pool.config = config  # the loader's redepth: the workers and their batches kept
-                while pool.next_send < min(self.epoch, k + self._depth(config)):
+                while pool.next_send < min(self.epoch, k + config.prefetch_depth):
                     self._send(pool, pool.next_send, now, times)
                 segment, timed = 0, False
             elif pool is None or switch_to is not None or k == 0:
@@ -136,7 +136,7 @@ class Machine:
                 out = max(now, pool.ready[k]) + self.handover_ms / 1000
                 wait_cpu = 0.0001
                 # The batch taken frees a slot: torch sends the next one (none past the depth).
-                if pool.next_send < min(self.epoch, k + 1 + self._depth(pool.config)):
+                if pool.next_send < min(self.epoch, k + 1 + pool.config.prefetch_depth):
                     self._send(pool, pool.next_send, out, times)
                 backlog = sum(1 for j in range(k + 1, pool.next_send) if pool.ready[j] <= out)
             step = Step(
@@ -176,22 +176,8 @@ class Machine:
         """iter() of the pool at batch k: torch's first num_workers x prefetch_factor sends."""
         pool.ready.clear()
         pool.next_send = pool.base = k
-        for j in range(k, min(k + self._depth(pool.config), self.epoch)):
+        for j in range(k, min(k + pool.config.prefetch_depth, self.epoch)):
             self._send(pool, j, now, times)
-
-    @staticmethod
-    def _in_place(pool: Pool, config: LoaderConfig) -> bool:
-        """`config` changes the running pool's prefetch depth alone (online/epoch.py, _redepth)."""
-        return (
-            pool.config.num_workers > 0
-            and config.prefetch_factor is not None
-            and replace(pool.config, prefetch_factor=config.prefetch_factor) == config
-        )
-
-    @staticmethod
-    def _depth(config: LoaderConfig) -> int:
-        """Batches in flight: num_workers x prefetch_factor (torch's default 2)."""
-        return config.num_workers * (config.prefetch_factor or 2)
 
     def _send(self, pool: Pool, j: int, at: float, times: list[float]) -> None:
         workers = pool.config.num_workers

@@ -97,3 +97,13 @@ def test_usable_cpus_from_affinity_and_slurm(monkeypatch):
     assert (budget.count, budget.source) == (2, "SLURM_CPUS_PER_TASK")
     assert usable_cpus({"SLURM_CPUS_PER_TASK": "16"}).count == 4  # affinity is the harder limit
     assert usable_cpus({"SLURM_CPUS_PER_TASK": "junk"}).count == 4
+
+
+def test_a_pool_runs_another_configuration_at_its_prefetch_depth_alone():
+    w4 = LoaderConfig(num_workers=4, prefetch_factor=2, persistent_workers=True)
+    assert w4.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8, persistent_workers=True))
+    assert w4.same_pool(w4)
+    assert not w4.same_pool(LoaderConfig(num_workers=5, prefetch_factor=2, persistent_workers=True))
+    assert not w4.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8))  # persistence differs
+    assert not w4.same_pool(LoaderConfig(num_workers=4, persistent_workers=True))  # no depth named
+    assert not PYTORCH_DEFAULTS.same_pool(PYTORCH_DEFAULTS)  # no pool at num_workers=0

@@ -12,7 +12,6 @@ fails to start or to fetch hands its batches to another (session.fallback_after)
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import Any, Iterator
 
 import torch
@@ -75,9 +74,7 @@ class OnlineEpoch(Iterator[Any]):
         if (
             running is None
             or inner is None
-            or running.num_workers == 0
-            or config.prefetch_factor is None
-            or replace(running, prefetch_factor=config.prefetch_factor) != config
+            or not running.same_pool(config)
             or not redepth(inner, config.prefetch_factor)
         ):
             return False

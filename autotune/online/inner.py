@@ -137,7 +137,7 @@ class _TunedPoolIter(torch_dataloader._MultiProcessingDataLoaderIter):
         self._workers_status[worker_id] = False
 
 
-def redepth(iterator: Any, prefetch_factor: int) -> bool:
+def redepth(iterator: Any, prefetch_factor: int | None) -> bool:
     """Run a running pool at another prefetch_factor, its workers and the batches they are making
     kept: deeper, the new slots are sent now; shallower (a tuned pool's iterator only,
     _TunedPoolIter), sends wait until the batches in flight are below it. False, and nothing
@@ -148,7 +148,7 @@ def redepth(iterator: Any, prefetch_factor: int) -> bool:
     kind = type(iterator)
     if kind not in (torch_dataloader._MultiProcessingDataLoaderIter, _TunedPoolIter):
         return False
-    if not getattr(iterator, "_in_order", False) or prefetch_factor < 1:
+    if not getattr(iterator, "_in_order", False) or prefetch_factor is None or prefetch_factor < 1:
         return False
     try:
         old, workers = int(iterator._prefetch_factor), int(iterator._num_workers)

@@ -513,8 +513,7 @@ class HillClimb:
             (
                 m.startup_s
                 for m in self.measured.values()
-                if m.startup_s is not None
-                and replace(m.config, prefetch_factor=config.prefetch_factor) == config
+                if m.startup_s is not None and m.config.same_pool(config)
             ),
             None,
         )
@@ -522,12 +521,7 @@ class HillClimb:
     def _keeps_pool(self, config: LoaderConfig) -> bool:
         """Switching to `config` starts no pool: it runs already, or it changes the running
         pool's prefetch depth alone, which the loader applies in place (epoch.py, _redepth)."""
-        running = self.current
-        return config == running or (
-            running.num_workers > 0
-            and config.prefetch_factor is not None
-            and replace(running, prefetch_factor=config.prefetch_factor) == config
-        )
+        return config == self.current or self.current.same_pool(config)
 
     def _startup_ahead_s(self, config: LoaderConfig) -> float:
         """What switching to `config` will spend starting its pool: none where it keeps the

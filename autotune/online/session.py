@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -121,27 +121,24 @@ class Session:
         assert self._kept is not None
         kept_config, loader = self._kept
         iterator = getattr(loader, "_iterator", None)
-        if (
-            iterator is None
-            or config.prefetch_factor is None
-            or replace(kept_config, prefetch_factor=config.prefetch_factor) != config
-            or not hasattr(iterator, "_prefetch_factor")
-        ):
+        if not kept_config.same_pool(config) or not hasattr(iterator, "_prefetch_factor"):
             return False
+        assert iterator is not None
         iterator._prefetch_factor = config.prefetch_factor
-        loader.prefetch_factor = config.prefetch_factor
-        self._kept = (config, loader)
+        self._keep(config, loader)
         return True
 
     def redepthed(self, config: LoaderConfig) -> None:
         """The running pool took `config`'s prefetch depth in place (epoch.py, _redepth): it runs
         `config` now, and a persistent one is kept under it for the next epoch."""
         self.running_config = config
-        if self._kept is not None and self._kept[1] is not None:
-            loader = self._kept[1]
-            if getattr(loader, "_iterator", None) is self.running:
-                loader.prefetch_factor = config.prefetch_factor  # as torch's attribute reads it
-                self._kept = (config, loader)
+        if self._kept is not None and getattr(self._kept[1], "_iterator", None) is self.running:
+            self._keep(config, self._kept[1])
+
+    def _keep(self, config: LoaderConfig, loader: Any) -> None:
+        """A kept persistent loader, now at `config`'s depth (as torch's attribute reads it)."""
+        loader.prefetch_factor = config.prefetch_factor
+        self._kept = (config, loader)
 
     def retire(self, iterator: Any, *, failed: bool = False) -> None:
         """A switch: the running inner iterator's workers stop now (not when it is collected).

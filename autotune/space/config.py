@@ -80,6 +80,16 @@ class LoaderConfig:
             else BY_NAME["prefetch_factor"].effective(self.prefetch_factor)
         )
 
+    def same_pool(self, other: LoaderConfig) -> bool:
+        """A pool of this configuration runs `other` at its prefetch depth alone: it has workers,
+        `other` names its depth, and every other knob is equal (the online loader changes a
+        running pool's depth in place: online/inner.py, redepth)."""
+        return (
+            self.num_workers > 0
+            and other.prefetch_factor is not None
+            and replace(self, prefetch_factor=other.prefetch_factor) == other
+        )
+
     @property
     def prefetch_depth(self) -> int:
         """Batches the workers can hold ready before the consumer asks: the buffer to drain."""
