@@ -17,6 +17,7 @@ from autotune.cli.common import console, one_line_errors, option_error
 from autotune.errors import OptionsError
 from autotune.key_values import key_values
 from autotune.search.options import BurstOptions
+from autotune.space.config import PYTORCH_DEFAULTS
 from benchmarks.accuracy import parse_config, run_accuracy
 from benchmarks.online_run import run_online
 from benchmarks.options import AccuracyOptions, BenchOptions, OnlineBenchOptions
@@ -126,6 +127,12 @@ def bench(
         "--no-grid",
         help="with --online: fail for a workload --grid-from lacks instead of running its grid",
     ),
+    start: str = typer.Option(
+        "w0",
+        "--start",
+        help="with --online: the script's own configuration, as the tables write it ('w4 pf2'):"
+        " (a) trains it and (b) starts from it (default PyTorch's defaults, w0)",
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:index]"),
     max_workers: int | None = typer.Option(None, "--max-workers", help="cap on num_workers"),
     ranks: int = typer.Option(
@@ -181,6 +188,7 @@ def bench(
             grid_from,
             no_grid,
             no_defaults,
+            start,
             device,
             max_workers,
             ranks,
@@ -267,12 +275,15 @@ def _online(
     grid_from: Path,
     no_grid: bool,
     no_defaults: bool,
+    start: str,
     device: str,
     max_workers: int | None,
     ranks: int,
     out: Path,
     command: str,
 ) -> None:
+    if ranks > 1 and parse_config(start) != PYTORCH_DEFAULTS:  # a typo fails now, not later
+        raise OptionsError(f"--start {start!r} applies to single-process runs: drop it, or --ranks")
     opts = _options(
         OnlineBenchOptions,
         workloads=keys,
@@ -281,6 +292,7 @@ def _online(
         grid_from=grid_from,
         run_grid=not no_grid,
         defaults=not no_defaults,
+        start=start,
         device=device,
         max_workers=max_workers,
         ranks=ranks,

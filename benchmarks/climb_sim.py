@@ -57,6 +57,7 @@ class Pool:
     ready: dict[int, float] = field(default_factory=dict)
     next_send: int = 0
     base: int = 0
+    made: list[float] = field(default_factory=list)  # when each batch it sent was ready
 
 
 @dataclass
@@ -84,6 +85,8 @@ class Machine:
         # batch faster than num_workers / ceiling.
         ceiling = cpu_ceiling(self.spec, self.cpus)
         self._least_gap = 0.0 if ceiling == float("inf") else 1 / ceiling
+        self.now = 0.0  # the clock where the policy is called
+        self.pool: Pool | None = None  # the running pool, where the policy is called
 
     def times(self, epoch: int) -> list[float]:
         if epoch not in self._epochs:
@@ -150,6 +153,7 @@ class Machine:
                 backlog=backlog,
             )
             handed.append(out)
+            self.now, self.pool = out, pool
             nxt = policy.observe(step)
             segment += 1
             if k == self.epoch - 1:
@@ -184,7 +188,26 @@ class Machine:
         w = (j - pool.base) % workers
         made = max(times[j], self._least_gap * workers)
         pool.free[w] = pool.ready[j] = max(pool.free[w], at) + made
+        pool.made.append(pool.ready[j])
         pool.next_send = j + 1
+
+
+@dataclass
+class SimCpu:
+    """The running pool's workers' CPU on the simulated clock (climb_types.PoolCpu): each batch
+    costs the spec's CPU per batch, counted once it is ready."""
+
+    machine: Machine
+
+    def start(self) -> tuple[float, float] | None:
+        return self.read()
+
+    def read(self) -> tuple[float, float] | None:
+        m = self.machine
+        if m.pool is None or m.pool.config.num_workers == 0:
+            return None
+        cpu_s = (m.spec.batch * m.spec.cpu_ms + m.spec.collate_ms) / 1000
+        return cpu_s * sum(1 for t in m.pool.made if t <= m.now), m.now
 
 
 @dataclass(frozen=True)
@@ -202,11 +225,18 @@ class Run:
         return self.handed[-1] - self.handed[start]
 
 
-def climb(spec: SimSpec, epoch_steps: int, cpus: float) -> HillClimb:
-    """(b)'s policy, as setup.py builds it for a loader at the script's defaults (no RAM
-    reading, no memory check)."""
+def climb(
+    spec: SimSpec,
+    epoch_steps: int,
+    cpus: float,
+    start: LoaderConfig = PYTORCH_DEFAULTS,
+    cpu: SimCpu | None = None,
+) -> HillClimb:
+    """(b)'s policy, as setup.py builds it for a loader at `start`, the script's configuration
+    (torch's defaults unless told), its workers' CPU read from `cpu`: no RAM reading, no memory
+    check."""
     settings = ClimbSettings(epoch_steps=epoch_steps, usable_cpus=int(cpus), cuda=False)
-    return HillClimb(PYTORCH_DEFAULTS, TUNED, settings)
+    return HillClimb(start, TUNED, settings, cpu=cpu)
 
 
 @dataclass(frozen=True)
@@ -219,10 +249,15 @@ class Round:
 
 
 def one_round(
-    spec: SimSpec, ideal: LoaderConfig, steps: int, seed: int, make: Callable[[], Machine]
+    spec: SimSpec,
+    ideal: LoaderConfig,
+    steps: int,
+    seed: int,
+    make: Callable[[], Machine],
+    start: LoaderConfig = PYTORCH_DEFAULTS,
 ) -> Round:
     b_machine, c_machine = make(), make()
-    policy = climb(spec, b_machine.epoch, b_machine.cpus)
+    policy = climb(spec, b_machine.epoch, b_machine.cpus, start, SimCpu(b_machine))
     b = b_machine.run(policy, steps)
     c = c_machine.run(FixedPolicy(ideal), steps)
     after = None
@@ -316,13 +351,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--calibrate", type=Path, help="an online bench's folder: fit the hand-over"
     )
+    parser.add_argument(
+        "--start",
+        type=parse_config,
+        default=PYTORCH_DEFAULTS,
+        help="the script's configuration (b) starts from, as the tables write it ('w4 pf2"
+        " persist'); default torch's (w0); its tables go to a folder of their own",
+    )
     args = parser.parse_args(argv)
     stamp = (
         f"# python benchmarks/climb_sim.py {' '.join(sys.argv[1:] if argv is None else argv)}"
         f" -- {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
         f" {git_commit()}; simulated, not measured"
     )
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT
+    if args.start != PYTORCH_DEFAULTS:
+        out = OUT / f"start-{args.start.label().replace(' ', '-')}"
+    out.mkdir(parents=True, exist_ok=True)
     if args.calibrate is not None:
         lines = [stamp, *calibration(args.calibrate, args.workloads, args.steps, args.cpus)]
         print("\n".join(lines))
@@ -331,7 +376,7 @@ def main(argv: list[str] | None = None) -> None:
     table = [
         stamp,
         f"# hand-over {args.handover_ms:g} ms, fork {args.fork_ms:g} ms a worker, {args.seeds}"
-        f" shuffles, {args.steps} steps",
+        f" shuffles, {args.steps} steps, (b) from {args.start.label()}",
         "| workload | (b)/(c) whole, median | after tuning, median | never ended | (b) chose |",
         "|---|---:|---:|---:|---|",
     ]
@@ -351,7 +396,7 @@ def main(argv: list[str] | None = None) -> None:
         lines = [stamp, f"# {text}; (c): {ideal.label()}, the simulated grid's best"]
         rounds = []
         for seed in range(args.seeds):
-            r = one_round(spec, ideal, args.steps, seed, lambda seed=seed: make(seed))
+            r = one_round(spec, ideal, args.steps, seed, lambda seed=seed: make(seed), args.start)
             rounds.append(r)
             after = "n/a" if r.after is None else f"{r.after:.3f}"
             lines.append(
@@ -360,8 +405,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         table.append(summary(key, rounds))
         print(table[-1], flush=True)
-        (OUT / f"{key}.out").write_text("\n".join(lines) + "\n")
-    (OUT / "table.out").write_text("\n".join(table) + "\n")
+        (out / f"{key}.out").write_text("\n".join(lines) + "\n")
+    (out / "table.out").write_text("\n".join(table) + "\n")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ class OnlineReport(Recorded):
     steps: int  # per training
     ranks: int = 1  # DDP ranks on this node each way's training ran as
     defaults: bool = True  # whether (a), PyTorch's defaults, was trained (--no-defaults: not)
+    start: str = "w0"  # the script's configuration: (a) trains it, (b) starts from it
     min_steps: int  # the minimum: fewer is a smoke run
     rounds: int
     grid_from: str

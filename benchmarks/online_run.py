@@ -1,6 +1,7 @@
 """`autotune bench --online`: per workload, a fixed training run three ways, alternating their
-order by round: (a) PyTorch's defaults, (b) autotune.DataLoader starting from them, (c) the
-exhaustive grid's best from step 0, the ideal no tuner can beat."""
+order by round: (a) the script's configuration (PyTorch's defaults unless --start names another),
+(b) autotune.DataLoader starting from it, (c) the exhaustive grid's best from step 0, the ideal no
+tuner can beat."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from autotune.online import registry
 from autotune.online.loader import DataLoader
 from autotune.online.options import OnlineOptions
 from autotune.online.session import TunerState
-from autotune.space.config import PYTORCH_DEFAULTS
 from autotune.workload.base import Workload
 from autotune.workload.device import resolve_device
 from autotune.workload.options import WorkloadOptions
@@ -75,16 +75,17 @@ def train_way(
         # round 1's choice (a re-created loader's, registry.py) after 0 steps of exploring.
         registry.reset()
         online = online_options(opts, device, total_steps)
+        start = parse_config(opts.start).dataloader_kwargs()
         times, loader = train(
             workload,
-            lambda: DataLoader(**workload.loader_arguments(), online=online),
+            lambda: DataLoader(**workload.loader_arguments(), **start, online=online),
             device,
             transfer,
             steps,
             what,
         )
         return times, loader.tuner_state
-    config = ideal.config if way is Way.IDEAL else PYTORCH_DEFAULTS
+    config = ideal.config if way is Way.IDEAL else parse_config(opts.start)
     times, _ = train(workload, lambda: workload.make_loader(config), device, transfer, steps, what)
     return times, None
 
@@ -125,7 +126,7 @@ def online_workload(
         round_ways = ways(opts, r)
         for way in round_ways:
             label = {
-                Way.DEFAULTS: PYTORCH_DEFAULTS.label(),
+                Way.DEFAULTS: parse_config(opts.start).label(),
                 Way.ONLINE: "autotune.DataLoader",
                 Way.IDEAL: ideal.config.label(),
             }[way]
@@ -228,6 +229,7 @@ def run_online(opts: OnlineBenchOptions, log: Log, command: str) -> OnlineReport
         steps=opts.steps,
         ranks=opts.ranks,
         defaults=opts.defaults and opts.ranks == 1,
+        start=opts.start,
         min_steps=opts.min_steps,
         rounds=opts.rounds,
         grid_from=str(opts.grid_from),

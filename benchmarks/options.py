@@ -163,6 +163,8 @@ class OnlineBenchOptions(BaseModel):
     # (a) is no target's, only (b)/(a)'s, and the slowest way by far (58 of the 105 minutes of
     # the ten-workload run): without it, three rounds fit where one did.
     defaults: bool = Field(True, description="train (a), PyTorch's defaults, for (b)/(a)")
+    # The script's own configuration, as the tables write it: (a) trains it, (b) starts from it.
+    start: str = "w0"
     out_dir: Path = Path("results/bench")
 
     @property

@@ -135,6 +135,13 @@ def _short_runs(report: OnlineReport) -> list[str]:
     ]
 
 
+def _start(start: str) -> str:
+    """(a), the script's configuration."""
+    if start == "w0":
+        return "PyTorch's defaults (the script's own, w0)"
+    return f"the script's own configuration, {start} (--start)"
+
+
 def online_markdown(report: OnlineReport) -> str:
     sources = "; ".join(f"{r.key}: {r.ideal_source}" for r in report.rows)
     parts = [
@@ -154,7 +161,7 @@ def online_markdown(report: OnlineReport) -> str:
         if report.ranks > 1
         else f"Each workload's training runs {report.steps} steps three ways, in {report.rounds}"
         " round(s), the order alternating by round ((c), (b), (a), then (a), (b), (c)): (a)"
-        " PyTorch's defaults; (b) autotune.DataLoader starting from them, tuning online"
+        f" {_start(report.start)}; (b) autotune.DataLoader starting from it, tuning online"
         f" ({_online_options(report.online)}); (c) the exhaustive grid's best from step 0, the"
         " ideal no tuner can beat. Each is the plain training loop of autotune.verify.steady"
         " (DeviceLoader with the"

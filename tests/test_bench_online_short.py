@@ -67,7 +67,7 @@ def test_b_is_told_the_run_length_and_starts_with_a_fresh_registry(monkeypatch):
             return config
 
     monkeypatch.setattr(online_run, "train", fake_train)
-    monkeypatch.setattr(online_run, "DataLoader", lambda online: online)
+    monkeypatch.setattr(online_run, "DataLoader", lambda online, **_: online)
     registry.registry().choices["earlier round"] = Choice(LoaderConfig(num_workers=5), "x")
     ideal = Ideal(LoaderConfig(num_workers=4, persistent_workers=True), "test")
     opts = OnlineBenchOptions(steps=3000, device="cpu")

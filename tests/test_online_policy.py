@@ -161,18 +161,27 @@ def test_the_bound_is_on_time_lost_not_on_steps():
 def test_a_pools_start_up_is_counted_before_switching_to_another():
     """A start with workers under spawn: its measured start-up (seconds: each worker a fresh
     interpreter) is what the next candidate's pool will cost, so exploring stops before starting
-    one it cannot afford; fork's start-up (a fraction of a second) leaves the same climb going."""
+    one it cannot afford; fork's start-up (a fraction of a second) leaves the same climb going.
+    The plan's first candidate is tried past the share where it repays its start-up within the
+    horizon: a starved start is not left where it started."""
     start = LoaderConfig(num_workers=1)
     settings = _settings(epoch_steps=256)
     forked = HillClimb(start, TUNED, settings)
     Loop(fetch_s=0.083, startup_s=0.05).run(forked)
     assert len(forked.measured) > 2  # the climb went on, candidate after candidate
     spawned = HillClimb(start, TUNED, settings)
-    # more than the bound allows: 10% of the 600-step horizon at w1's 83 ms step, 5 s
+    # more than the bound allows: 10% of the 600-step horizon at w1's 83 ms step, 5 s; the first
+    # candidate's gain (the loop waits most of each 83 ms step, over ~550 steps) repays 2 x 6 s
     Loop(fetch_s=0.083, startup_s=6.0).run(spawned)
     assert spawned.stop_reason is StopReason.BOUND
-    assert [c.label() for c in spawned.measured] == ["w1 pf2"]
-    assert spawned.current.num_workers == 1
+    assert [c.label() for c in spawned.measured] == ["w1 pf2", "w2 pf2 persist"]
+    assert spawned.current.num_workers == 2
+    # a start-up that the horizon's gain cannot repay: the start stays
+    slow = HillClimb(start, TUNED, settings)
+    Loop(fetch_s=0.083, startup_s=30.0).run(slow)
+    assert slow.stop_reason is StopReason.BOUND
+    assert [c.label() for c in slow.measured] == ["w1 pf2"]
+    assert slow.current.num_workers == 1
 
 
 def test_the_winner_is_measured_again_against_a_rival_within_noise():

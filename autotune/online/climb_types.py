@@ -47,6 +47,26 @@ class NoRamReading:
         return None
 
 
+class PoolCpu(Protocol):
+    """The running pool's workers' CPU (pool_cpu.WorkersCpu): `start` finds the pool that has just
+    started and reads it, `read` reads it again; each reading is (the workers' CPU seconds so far,
+    the wall clock), None where it cannot be read (a worker exited, no pool)."""
+
+    def start(self) -> tuple[float, float] | None: ...
+
+    def read(self) -> tuple[float, float] | None: ...
+
+
+class NoPoolCpu:
+    """No workers' CPU read: a pool's measurement predicts nothing for its neighbours."""
+
+    def start(self) -> tuple[float, float] | None:
+        return None
+
+    def read(self) -> tuple[float, float] | None:
+        return None
+
+
 class StopReason(StrEnum):
     RESOLVED = "resolved within the measured noise"
     BOUND = "exploration bound reached"

@@ -35,6 +35,10 @@ class Measurement:
     steady_wait_s: float = 0.0
     steady_wait_cpu_s: float = 0.0  # the process's, inside __next__
     steady_work_cpu_s: float = 0.0  # the process's, in the loop's own work
+    # Its workers' CPU seconds over its steady windows, and the wall seconds they were read over
+    # (climb_types.PoolCpu): 0 where never read.
+    workers_cpu_s: float = 0.0
+    workers_wall_s: float = 0.0
     # The first window measured after it was chosen and re-measured (decision/verdict.py's
     # Pieces.selected_at, the winner's curse): 0 where it never was, every window counting.
     fresh_from: int = 0
@@ -113,6 +117,18 @@ class Measurement:
     def remeasure(self) -> None:
         self._new_window()
         self.fresh_from = len(self.rates)
+
+    def add_workers_cpu(self, before: tuple[float, float], after: tuple[float, float]) -> None:
+        """Two readings of its workers' CPU (PoolCpu) around steady steps."""
+        cpu_s, wall_s = after[0] - before[0], after[1] - before[1]
+        if cpu_s >= 0 and wall_s > 0:
+            self.workers_cpu_s += cpu_s
+            self.workers_wall_s += wall_s
+
+    @property
+    def workers_cores(self) -> float | None:
+        """The cores its workers kept busy, together, over its steady windows; None unread."""
+        return self.workers_cpu_s / self.workers_wall_s if self.workers_wall_s > 0 else None
 
     @property
     def refused(self) -> bool:

@@ -73,9 +73,11 @@ from autotune.online.climb_types import (
     WORKER_LADDER,
     Check,
     ClimbSettings,
+    NoPoolCpu,
     NoRamReading,
     Persisted,
     PersistenceCall,
+    PoolCpu,
     RamReader,
     Request,
     Reuse,
@@ -132,8 +134,14 @@ class HillClimb:
         fits: Fits = any_fits,
         ram: RamReader | None = None,
         room: Callable[[LoaderConfig], str | None] = lambda config: None,
+        cpu: PoolCpu | None = None,
     ):
         self.settings = settings
+        # The running pool's workers' CPU over its steady windows (pool_cpu.WorkersCpu): where the
+        # run starts with workers, what tells a starved pool's workers waiting on storage from
+        # computing (predict.py). `_cpu_mark`: the reading the running windows' CPU counts from.
+        self._cpu = cpu or NoPoolCpu()
+        self._cpu_mark: tuple[float, float] | None = None
         # The RAM a configuration holds (cost order), read on a thread where its pool starts
         # (pool_memory.RamReading) and collected at its window ends. Not at num_workers=0: there
         # is no pool, and the process alone is what every configuration holds, so the reading
@@ -219,7 +227,21 @@ class HillClimb:
                 self._ram.wait(RAM_WAIT_S)
                 m.ram_mib = self._ram.value(m.config)
             warm_up = max(first, 2)
-        return self._window_closed(m) if self._add(m, step, warm_up) else None
+        before = m.steady_steps
+        closed = self._add(m, step, warm_up)
+        if m.steady_steps > before and m.config.num_workers > 0:
+            self._workers_cpu(m, closed)
+        return self._window_closed(m) if closed else None
+
+    def _workers_cpu(self, m: Measurement, closed: bool) -> None:
+        """The pool's first steady step marks its workers' CPU; each window's end reads it."""
+        if self._cpu_mark is None:
+            self._cpu_mark = self._cpu.start()
+        elif closed:
+            now = self._cpu.read()
+            if now is not None:
+                m.add_workers_cpu(self._cpu_mark, now)
+            self._cpu_mark = now
 
     def _segment_step(self, step: Step) -> None:
         if step.segment_step == 0:
@@ -455,7 +477,10 @@ class HillClimb:
         m = self.measured[ran]
         switch = None
         if self.settings.windowed_by_epoch(ran) and m.close_epoch():
+            if self._cpu_mark is not None:
+                self._workers_cpu(m, closed=True)
             switch = self._window_closed(m)
+        self._cpu_mark = None  # a pool that restarts has new workers; a kept one is read anew
         if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
         running = self.measurement_of(self.current)  # the choice may have added persistence
@@ -479,10 +504,23 @@ class HillClimb:
         takes seconds to start (each worker a fresh interpreter importing torch and the script).
         A known run is bounded by what exploring can still gain in its steps left (_repays): on a
         short run a share of it can be less than one pool's start-up, and would stop exploring
-        while the loop still waits."""
+        while the loop still waits. The plan's first candidate is what tuning costs at all (a run
+        started at num_workers=0 has measured no start-up to count for it): past the share, it is
+        still tried where it repays its start-up within the horizon, as a known run's candidates
+        are. Where the dataset's open takes seconds, one pool's start-up can be more than the
+        share, which would leave a run started with too few workers where it started."""
         if not self.best.mean or self.settings.total_steps is not None:
             return False
-        return self.exploration_cost_s() + self._startup_ahead_s(config) >= self._allowed_s()
+        ahead_s = self._startup_ahead_s(config)
+        if self.exploration_cost_s() + ahead_s < self._allowed_s():
+            return False
+        first = sum(1 for m in self.measured.values() if m.n and not m.failed) <= 1
+        return not first or not Remaining(self.settings.horizon_steps, self.steps).repays(
+            self.settings.measure_steps(config),
+            1 / self.best.mean,
+            self.best.starved_share,
+            ahead_s,
+        )
 
     def _allowed_s(self) -> float:
         return self.settings.bound_share * self.settings.horizon_steps / self.best.mean
@@ -544,6 +582,7 @@ class HillClimb:
         )
 
     def _measure(self, request: Request) -> LoaderConfig:
+        self._cpu_mark = None
         m = self.measured.setdefault(request.config, Measurement(request.config))
         if request.again:
             m.remeasure()
@@ -633,6 +672,16 @@ class HillClimb:
     def _at_zero(self) -> Measurement | None:
         return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
 
+    def _fetched(self) -> Measurement | None:
+        """Where one worker's fetch is read from (predict.py): the run's measurement at
+        num_workers=0, else the best where it is a starved pool whose workers' CPU was read (a
+        run that starts with workers need not pay a main-process fetch to predict)."""
+        zero = self._at_zero()
+        if zero is not None:
+            return zero
+        best = self.best
+        return best if best.workers_cores is not None and best.starved and best.n else None
+
     def _needed(self) -> int | None:
         """The prediction, capped by the cores alone (the range's top and limit apply where it is
         tried): past the top, the range is asked to grow."""
@@ -641,7 +690,7 @@ class HillClimb:
         # online path before its first step).
         from autotune.online.predict import needed_workers
 
-        return needed_workers(self._at_zero(), self.best, self.settings.usable_cpus, UNCAPPED)
+        return needed_workers(self._fetched(), self.best, self.settings.usable_cpus, UNCAPPED)
 
     def _rung(self, workers: int, direction: int) -> int | None:
         """The next worker count up or down the ladder (the range's top and the counts measured
@@ -684,12 +733,13 @@ class HillClimb:
 
     def _may_grow(self, needed: int | None) -> bool:
         """The best sits at the range's top: the one range's rules decide whether it grows. A
-        prediction within the top says more workers would compute (the fetch measured at
-        num_workers=0 computes and the cores are spoken for)."""
+        prediction within the top says more workers would compute (the fetch measured computes
+        and the cores are spoken for)."""
+        fetched = self._fetched()
         computes = (
-            f"the loop waits, but the fetch measured at num_workers=0 computes: the cores"
-            f" allow {needed} workers, within the top of {self.range.top}"
-            if needed is not None and needed <= self.range.top
+            f"the loop waits, but the fetch measured at {fetched.config.label()} computes: the"
+            f" cores allow {needed} workers, within the top of {self.range.top}"
+            if needed is not None and needed <= self.range.top and fetched is not None
             else None
         )
         return self.range.grow(self._evidence(computes))

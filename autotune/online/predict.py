@@ -1,11 +1,17 @@
 """How many workers the step needs, from what the training loop showed: the offline probes' model
 (probe/ceilings.py), fed the loop's own measurements instead of probes.
 
-At num_workers=0 the main process fetches each batch inside `__next__`: that wait is what one
-worker would take per batch, and the main thread's CPU share of it tells computing (a worker keeps
-a core busy: the free cores cap the count) from waiting on storage (no cap: waiting workers
-overlap). The rest of the step is the step's own work, and its process CPU the cores it keeps
-busy. Rates are in batches/s on both sides, so the probes' samples/s fields hold batches/s.
+One worker's fetch is seen one of two ways:
+- at num_workers=0 the main process fetches each batch inside `__next__`: that wait is what one
+  worker would take per batch, and the main thread's CPU share of it tells computing (a worker
+  keeps a core busy: the free cores cap the count) from waiting on storage (no cap: waiting
+  workers overlap);
+- where the run starts with workers (a script that sets num_workers), a starved pool's workers
+  are busy all the time, so each takes num_workers / rate per batch, and their CPU
+  (pool_cpu.py) tells the same two apart. Where their CPU fills the cores the step leaves them,
+  their wall time is stretched by sharing the cores: one worker alone takes its CPU time.
+The rest of the step is the step's own work, and its process CPU the cores it keeps busy. Rates
+are in batches/s on both sides, so the probes' samples/s fields hold batches/s.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from autotune.probe.loader import LoaderProbe
 
 # A fetch whose CPU time is above this many times its wall time ran on torch's intra-op threads.
 THREADED_FETCH = 1.5
+# A pool whose workers keep this share of the cores the step leaves them busy is CPU-bound: its
+# workers' wall time is spent sharing cores, not waiting on storage.
+SATURATED = 0.8
 
 
 def threaded_fetch(m: Measurement) -> bool:
@@ -64,6 +73,25 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     )
 
 
+def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
+    """One worker, as a starved pool's own workers showed it (the module's second way)."""
+    w, cores = pool.config.num_workers, pool.workers_cores
+    if w < 1 or cores is None or not pool.starved or not pool.mean:
+        return None
+    cpu_s = cores / pool.mean  # the workers' CPU per batch
+    fetch_s = cpu_s if cores >= SATURATED * free_cores else w / pool.mean
+    if fetch_s <= 0:
+        return None
+    return LoaderProbe(
+        workers=1,
+        samples_per_s=1 / fetch_s,
+        window_s=pool.workers_wall_s,
+        samples=pool.steady_steps,
+        tree_cores=min(1.0, cpu_s / fetch_s),
+        main_cores=0.0,
+    )
+
+
 def _starved(m: Measurement) -> LoaderProbe | None:
     """A starved configuration's rate is its loader's: the scaling seen at its worker count."""
     w = m.config.num_workers
@@ -80,15 +108,22 @@ def _starved(m: Measurement) -> LoaderProbe | None:
 
 
 def needed_workers(
-    at_zero: Measurement | None, current: Measurement, usable_cpus: int, max_workers: int
+    fetched: Measurement | None, current: Measurement, usable_cpus: int, max_workers: int
 ) -> int | None:
     """Fewest workers expected to keep `current`'s step fed, capped where CPU-bound loading runs
-    out of cores; None without a measured fetch at num_workers=0."""
-    one = None if at_zero is None else _one_worker(at_zero)
+    out of cores; None without a measured fetch (`fetched`: at num_workers=0, or a starved pool
+    whose workers' CPU was read)."""
     device = _device(current)
-    if one is None or device is None:
+    if fetched is None or device is None:
         return None
-    ceilings = Ceilings((device,), usable_cpus, loader={1: one})
+    ceilings = Ceilings((device,), usable_cpus)
+    if fetched.config.num_workers == 0:
+        one = _one_worker(fetched)
+    else:
+        one = _pool_worker(fetched, ceilings.cores_for_workers)
+    if one is None:
+        return None
+    ceilings.loader[1] = one
     scaled = _starved(current)
     if scaled is not None:
         ceilings.add(scaled)

@@ -22,6 +22,7 @@ from autotune.online.lockstep import Follower, Lockstep
 from autotune.online.memory import Memory, restore
 from autotune.online.options import TUNED
 from autotune.online.policy import FixedPolicy, HillClimb, Policy
+from autotune.online.pool_cpu import WorkersCpu, worker_pids
 from autotune.online.pool_memory import PoolMemory, RamReading
 from autotune.online.ranks import find
 from autotune.online.registry import registry, sequential
@@ -171,6 +172,9 @@ def climb_policy(
         fits=memory,
         ram=RamReading(),
         room=memory.room,
+        cpu=WorkersCpu(
+            lambda: worker_pids(getattr(loader.__dict__.get("_session"), "running", None))
+        ),
     )
 
 
