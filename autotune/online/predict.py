@@ -74,12 +74,15 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
 
 
 def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
-    """One worker, as a starved pool's own workers showed it (the module's second way)."""
+    """One worker, as a starved pool's own workers showed it (the module's second way), over its
+    steady steps as at num_workers=0: a whole-epoch window's rate also holds the epoch's restart
+    (iter(), the refill, a non-persistent pool's opens), which is no batch's fetch."""
     w, cores = pool.config.num_workers, pool.workers_cores
-    if w < 1 or cores is None or not pool.starved or not pool.mean:
+    if w < 1 or cores is None or not pool.starved or pool.steady_s <= 0:
         return None
-    cpu_s = cores / pool.mean  # the workers' CPU per batch
-    fetch_s = cpu_s if cores >= SATURATED * free_cores else w / pool.mean
+    rate = pool.steady_steps / pool.steady_s
+    cpu_s = cores / rate  # the workers' CPU per batch
+    fetch_s = cpu_s if cores >= SATURATED * free_cores else w / rate
     if fetch_s <= 0:
         return None
     return LoaderProbe(
