@@ -106,6 +106,11 @@ JOB_COST = "results/bench/repeated-runs/job_cost.out"
 JOB_COST_LONG = "results/bench/repeated-runs/job_cost-1200steps.out"
 START_COST = "results/bench/repeated-runs/start_cost.out"
 CLIMB_SIM = "results/bench/climb-sim/table.out"
+# The climb from a script's own configuration with workers (climb_sim.py --start), on the code
+# that predicts from the start's pool (d1ce454) and on the code before it; and the same on the
+# machine, side by side (online-pool-start/run.sh).
+CLIMB_SIM_STARTS = ("w2-pf2", "w4-pf2", "w8-pf2")
+POOL_START = "results/bench/online-pool-start/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -383,6 +388,40 @@ def online_page() -> str:
             " decides from what the machine's scatter does: after tuning it reaches the grid's"
             " best on every workload; where the whole run falls short, the start's own costs"
             " are the cause (the notes: `results/bench/online-redepth/notes.md`):",
+        ],
+    )
+    for start in CLIMB_SIM_STARTS:
+        label = start.replace("-", " ")
+        lines += _output(
+            f"results/bench/climb-sim/before-d1ce454/start-{start}/table.out",
+            [
+                f"## The climb from a script's `{label}`, simulated" if start == "w2-pf2" else "",
+                *(
+                    [
+                        "Scripts often set `num_workers`. Before `d1ce454`, a start with workers"
+                        " measured no fetch to predict from, so the climb went up the ladder a"
+                        " rung at a time, and where each pool start pays the dataset's open its"
+                        " bound stopped it a rung or two above the start. The same simulation"
+                        " from a script's own configuration, before:",
+                    ]
+                    if start == "w2-pf2"
+                    else [f"From `{label}`, before:"]
+                ),
+            ],
+        )
+        lines += _output(
+            f"results/bench/climb-sim/start-{start}/table.out",
+            [
+                "and now, the start's own pool predicting the count from its rate and its"
+                " workers' CPU:"
+            ],
+        )
+    lines += _output(
+        POOL_START,
+        [
+            "The same on the machine (`results/bench/online-pool-start/run.sh`, notes in"
+            " `notes.md` there): `autotune bench --online --start`, 3 rounds a side, new and old"
+            " code one after the other, alone:",
         ],
     )
     lines += _output(
