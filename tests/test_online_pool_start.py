@@ -118,3 +118,28 @@ def test_a_real_pools_workers_cpu_is_read_and_a_gone_pool_reads_none():
     it._shutdown_workers()
     assert reader.read() is None
     assert WorkersCpu(lambda: worker_pids(None)).start() is None  # no pool: nothing read
+
+
+class _Storage(torch.utils.data.Dataset):
+    def __len__(self) -> int:
+        return 4000
+
+    def __getitem__(self, i: int) -> int:
+        time.sleep(0.004)  # an item waiting on storage
+        return i
+
+
+def test_a_loader_started_with_workers_reads_its_pools_cpu():
+    """The reader setup.py gives the climb finds the running pool through the loader (weakly:
+    tests/test_online_stream.py checks no cycle keeps it alive) and reads its start's workers."""
+    import autotune
+
+    loader = autotune.DataLoader(
+        _Storage(), batch_size=4, num_workers=2, online={"results_dir": None, "memory": False}
+    )
+    it = iter(loader)
+    for _ in range(120):
+        next(it)
+    start = loader._session.policy.measured[POOL]
+    assert start.workers_cores is not None
+    del it

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.utils.data import IterableDataset
@@ -172,10 +173,20 @@ def climb_policy(
         fits=memory,
         ram=RamReading(),
         room=memory.room,
-        cpu=WorkersCpu(
-            lambda: worker_pids(getattr(loader.__dict__.get("_session"), "running", None))
-        ),
+        cpu=WorkersCpu(_running_pids(weakref.ref(loader))),
     )
+
+
+def _running_pids(loader: weakref.ref[Any]) -> Callable[[], list[int]]:
+    """The running pool's worker pids, read through a weak reference: the policy that holds
+    this is the loader's own, and a reference cycle would leave the loader (and its workers) to
+    the cyclic collector, which may run inside a forked worker."""
+
+    def pids() -> list[int]:
+        session = getattr(loader(), "__dict__", {}).get("_session")
+        return worker_pids(getattr(session, "running", None))
+
+    return pids
 
 
 def not_tunable(loader: Any) -> str | None:
