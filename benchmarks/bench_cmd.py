@@ -282,7 +282,7 @@ def _online(
     out: Path,
     command: str,
 ) -> None:
-    if ranks > 1 and parse_config(start) != PYTORCH_DEFAULTS:  # a typo fails now, not later
+    if parse_config(start) != PYTORCH_DEFAULTS and ranks > 1:  # a typo fails now, not later
         raise OptionsError(f"--start {start!r} applies to single-process runs: drop it, or --ranks")
     opts = _options(
         OnlineBenchOptions,

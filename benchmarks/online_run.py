@@ -70,22 +70,23 @@ def train_way(
     samples/s in the offline bench)."""
     transfer = ideal.config.transfer_kwargs()
     steps = total_steps or opts.steps
+    start = parse_config(opts.start)
     if way is Way.ONLINE:
         # Each (b) is a fresh training, as in its own process: without this, round 2 reused
         # round 1's choice (a re-created loader's, registry.py) after 0 steps of exploring.
         registry.reset()
         online = online_options(opts, device, total_steps)
-        start = parse_config(opts.start).dataloader_kwargs()
+        given = start.dataloader_kwargs()
         times, loader = train(
             workload,
-            lambda: DataLoader(**workload.loader_arguments(), **start, online=online),
+            lambda: DataLoader(**workload.loader_arguments(), **given, online=online),
             device,
             transfer,
             steps,
             what,
         )
         return times, loader.tuner_state
-    config = ideal.config if way is Way.IDEAL else parse_config(opts.start)
+    config = ideal.config if way is Way.IDEAL else start
     times, _ = train(workload, lambda: workload.make_loader(config), device, transfer, steps, what)
     return times, None
 

@@ -673,14 +673,14 @@ class HillClimb:
         return next((m for m in self.measured.values() if m.config.num_workers == 0 and m.n), None)
 
     def _fetched(self) -> Measurement | None:
-        """Where one worker's fetch is read from (predict.py): the run's measurement at
-        num_workers=0, else the best where it is a starved pool whose workers' CPU was read (a
-        run that starts with workers need not pay a main-process fetch to predict)."""
+        """Where one worker's fetch is read from (predict.py, which also asks a pool to be
+        starved): the run's measurement at num_workers=0, else the best where its workers' CPU
+        was read (a run that starts with workers need not pay a main-process fetch to predict)."""
         zero = self._at_zero()
         if zero is not None:
             return zero
         best = self.best
-        return best if best.workers_cores is not None and best.starved and best.n else None
+        return best if best.workers_cores is not None and best.n else None
 
     def _needed(self) -> int | None:
         """The prediction, capped by the cores alone (the range's top and limit apply where it is
