@@ -10,6 +10,7 @@ import torch
 
 from autotune.online.climb_types import ClimbSettings
 from autotune.online.measurement import Measurement
+from autotune.online.meter import Step
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.online.pool_cpu import WorkersCpu, worker_pids
@@ -56,6 +57,47 @@ def test_a_pool_predicts_nothing_unread_or_fed():
     fed = _pool(2, workers_cores=0.1)
     fed.steady_wait_s = 0.01  # the loop hardly waits: the rate is the step's, not the loader's
     assert needed_workers(fed, fed, usable_cpus=2, max_workers=64) is None
+
+
+def test_a_short_epochs_restart_is_not_read_as_the_workers_scaling():
+    """Whole-epoch windows hold each epoch's restart (a non-persistent pool's opens): here 30
+    steps whose steady steps ran at 25 batches/s, in a window of 2 s. Read as what two workers
+    deliver, the window made two workers look no faster than the one the steady steps show, and
+    the prediction ran to the top of the range."""
+    restarting = _pool(2, workers_cores=0.1)
+    restarting.rates, restarting.spans = [15.0], [2.0]
+    steady = _pool(2, workers_cores=0.1)
+    assert needed_workers(restarting, restarting, usable_cpus=2, max_workers=64) == needed_workers(
+        steady, steady, usable_cpus=2, max_workers=64
+    )
+
+
+def test_a_fresh_pools_first_round_is_no_steady_step():
+    """A whole-epoch window's rate holds every step; its steady figures, what the workers'
+    scaling is read from, leave out the segment's warm-up: a non-persistent pool's first round
+    comes as its workers were forked, one after another, which no more workers shorten."""
+    m = Measurement(POOL)
+    m.add_to_epoch(Step(0, None, 0.5, 0, 0.5), steady=False)  # iter(): the refill and the forks
+    m.add_to_epoch(Step(1, 0.02, 0.015, 1, None), steady=False)  # the second worker's fork
+    m.add_to_epoch(Step(2, 0.01, 0.005, 2, None), steady=True)
+    assert m.close_epoch()
+    assert m.rates == [pytest.approx(3 / 0.53)]
+    assert (m.steady_steps, m.steady_s, m.steady_wait_s) == (1, 0.01, 0.005)
+
+
+# The bench's tiny-epochs: a 0.4 s open in each worker and 30-step epochs.
+TINY_EPOCHS = SimSpec(cpu_ms=0.5, io_ms=1, step_ms=8, batch=16, length=480, open_ms=400)
+
+
+def test_short_epochs_from_two_workers_stop_at_the_simulated_best():
+    """From w2 pf2, each epoch's restart of the start's pool (its forks, its opens, the refill)
+    once read as two workers delivering no more than one, and the prediction asked for eight
+    workers; the steady steps ask for four, the simulated grid's best (climb_sim.py)."""
+    machine = Machine(TINY_EPOCHS)
+    settings = ClimbSettings(epoch_steps=machine.epoch, usable_cpus=2, cuda=False)
+    climb = HillClimb(POOL, TUNED, settings, cpu=SimCpu(machine))
+    machine.run(climb, 1500)
+    assert climb.best.config.num_workers == 4
 
 
 def test_a_negative_reading_is_left_out():

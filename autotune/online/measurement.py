@@ -77,15 +77,18 @@ class Measurement:
         self.at.append(float(next(_ORDER)))
         self._window_waits.append((steady_s, wait_s))
 
-    def add_to_epoch(self, step: Step) -> None:
+    def add_to_epoch(self, step: Step, steady: bool) -> None:
         """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
         first step has no step time (the loop's time between epochs is not the loader's): its
-        wait counts, which holds iter() and the refill. The wait share is of the other steps: a
-        refill is one batch's latency, which no more workers shorten."""
+        wait counts, which holds iter() and the refill. The steady figures (the wait share, the
+        workers' rate) are of the `steady` steps, past the segment's warm-up as in a windowed
+        run: a refill is one batch's latency, and a fresh pool's first round comes as its
+        workers were forked, one after another, neither of which more workers shorten."""
         if step.step_s is None:
             self._window_s += step.wait_s
         else:
-            self._steady(step)
+            if steady:
+                self._steady(step)
             self._window_s += step.step_s
         self._window.append(step)
 

@@ -255,7 +255,7 @@ class HillClimb:
         s = self.settings
         if s.windowed_by_epoch(self.current):
             if self._since_epoch_start:
-                m.add_to_epoch(step)
+                m.add_to_epoch(step, step.segment_step >= warm_up)
             return False
         steady = (
             step.step_s is not None

@@ -73,14 +73,21 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     )
 
 
-def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
-    """One worker, as a starved pool's own workers showed it (the module's second way), over its
-    steady steps as at num_workers=0: a whole-epoch window's rate also holds the epoch's restart
-    (iter(), the refill, a non-persistent pool's opens), which is no batch's fetch."""
-    w, cores = pool.config.num_workers, pool.workers_cores
-    if w < 1 or cores is None or not pool.starved or pool.steady_s <= 0:
+def _pool_rate(pool: Measurement) -> float | None:
+    """A pool's batches/s over its steady steps, as at num_workers=0: a whole-epoch window's rate
+    also holds the epoch's restart (iter(), the refill, a non-persistent pool's opens), which is
+    neither a batch's fetch nor what more workers change. Read as the workers' rate, a short
+    epoch's restart made two workers look no faster than one, and the prediction ask for eight."""
+    if pool.steady_steps == 0 or pool.steady_s <= 0:
         return None
-    rate = pool.steady_steps / pool.steady_s
+    return pool.steady_steps / pool.steady_s
+
+
+def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
+    """One worker, as a starved pool's own workers showed it (the module's second way)."""
+    w, cores, rate = pool.config.num_workers, pool.workers_cores, _pool_rate(pool)
+    if w < 1 or cores is None or not pool.starved or rate is None:
+        return None
     cpu_s = cores / rate  # the workers' CPU per batch
     fetch_s = cpu_s if cores >= SATURATED * free_cores else w / rate
     if fetch_s <= 0:
@@ -97,12 +104,12 @@ def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
 
 def _starved(m: Measurement) -> LoaderProbe | None:
     """A starved configuration's rate is its loader's: the scaling seen at its worker count."""
-    w = m.config.num_workers
-    if w < 2 or not m.starved or not m.mean:
+    w, rate = m.config.num_workers, _pool_rate(m)
+    if w < 2 or not m.starved or rate is None:
         return None
     return LoaderProbe(
         workers=w,
-        samples_per_s=m.mean,
+        samples_per_s=rate,
         window_s=m.steady_s,
         samples=m.steady_steps,
         tree_cores=0.0,
