@@ -111,6 +111,9 @@ CLIMB_SIM = "results/bench/climb-sim/table.out"
 # machine, side by side (online-pool-start/run.sh).
 CLIMB_SIM_STARTS = ("w2-pf2", "w4-pf2", "w8-pf2")
 POOL_START = "results/bench/online-pool-start/table.out"
+# A start with workers over short epochs, its workers' scaling read from steady steps (79b6098),
+# against the code before it, on the machine (online-epoch-steady/run.sh).
+EPOCH_STEADY = "results/bench/online-epoch-steady/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -422,6 +425,14 @@ def online_page() -> str:
             "The same on the machine (`results/bench/online-pool-start/run.sh`, notes in"
             " `notes.md` there): `autotune bench --online --start`, 3 rounds a side, new and old"
             " code one after the other, alone:",
+        ],
+    )
+    lines += _output(
+        EPOCH_STEADY,
+        [
+            "Over short epochs, a start with workers reads its workers' scaling from its steady"
+            " steps (`79b6098`: never a whole-epoch window's rate, which holds each epoch's"
+            " restart). On the machine, the same way (`results/bench/online-epoch-steady`):",
         ],
     )
     lines += _output(
