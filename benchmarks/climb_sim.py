@@ -14,7 +14,8 @@ num_workers=0). A switch retires the running pool (its batches in flight are mad
 next one, as the index stream replays them) and starts a new one: `fork_ms` per worker, one
 after another, then each worker's first batch; a switch of the prefetch depth alone keeps the
 pool, as the loader does (online/epoch.py). An epoch's end refills a persistent pool and
-restarts any other.
+restarts any other, whose workers have exited by the time the loop sees the end (their CPU is
+read None from then on, as psutil reads torch's).
 
 Run from the repository root: python benchmarks/climb_sim.py WORKLOAD [--seeds 10] [--steps 3000]
 """
@@ -58,6 +59,9 @@ class Pool:
     next_send: int = 0
     base: int = 0
     made: list[float] = field(default_factory=list)  # when each batch it sent was ready
+    # Its workers have exited: torch shuts a non-persistent pool down as its epoch ends, before
+    # the loop sees the end (the StopIteration), so their CPU can no longer be read.
+    exited: bool = False
 
 
 @dataclass
@@ -151,12 +155,14 @@ class Machine:
                 wait_cpu_s=wait_cpu,
                 work_cpu_s=0.0,
                 backlog=backlog,
+                epoch_step=k,
             )
             handed.append(out)
             self.now, self.pool = out, pool
             nxt = policy.observe(step)
             segment += 1
             if k == self.epoch - 1:
+                pool.exited = not pool.config.persistent_workers and pool.config.num_workers > 0
                 nxt = policy.epoch_ended() or nxt
             switch_to = nxt
             if ended is None and not policy.exploring:
@@ -204,7 +210,7 @@ class SimCpu:
 
     def read(self) -> tuple[float, float] | None:
         m = self.machine
-        if m.pool is None or m.pool.config.num_workers == 0:
+        if m.pool is None or m.pool.config.num_workers == 0 or m.pool.exited:
             return None
         cpu_s = (m.spec.batch * m.spec.cpu_ms + m.spec.collate_ms) / 1000
         return cpu_s * sum(1 for t in m.pool.made if t <= m.now), m.now

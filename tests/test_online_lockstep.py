@@ -74,7 +74,13 @@ def test_nothing_waits_on_a_leader_that_stopped():
     _, follower = _pair()
     follower.poll()  # nothing announced: returns at once
     assert follower.queue == []
-    follower.wait_epoch(0)  # the store times out: the follower goes on as configured
+    follower.wait_epoch(0, at_end=True)  # the store times out: the follower goes on as configured
+    assert follower.missed
+    checks = follower.store.checks
+    follower.wait_epoch(1, at_end=True)  # a leader gone: no more waits at an epoch's end
+    assert follower.store.checks == checks
+    follower.wait_epoch(1, at_end=False)  # where one is needed, at the next epoch's start
+    assert follower.store.checks == checks + 1
 
 
 class EndsWhereItRuns:
@@ -88,6 +94,18 @@ class EndsWhereItRuns:
 
     def epoch_ended(self) -> None:
         return None
+
+
+class DecidesAtTheEpochsEnd(EndsWhereItRuns):
+    """A leader's policy that chooses at its epoch's end (as over whole-epoch windows), adding
+    persistent_workers, which acts at the next epoch only."""
+
+    def __init__(self, chosen: LoaderConfig):
+        super().__init__(1 << 30)
+        self.chosen = chosen
+
+    def epoch_ended(self) -> None:
+        self.current, self.exploring = self.chosen, False
 
 
 def _session(policy, lockstep: Lockstep):
@@ -145,3 +163,54 @@ def test_ranks_as_the_launchers_set_them():
 
     spawned = find({}, Spawned)
     assert (spawned.rank, spawned.world, spawned.local_world) == (1, 2, 2)
+
+
+def _one_epoch(leader, follower, batches: int) -> None:
+    for i in range(batches):
+        leader.handed_out(Step(i, 0.01, 0.0, i, None))
+        follower.handed_out(Step(i, 0.01, 0.002, i, None))
+
+
+def test_a_decision_at_the_last_epochs_end_reaches_the_followers_loader():
+    """No epoch follows, so no epoch's start: the follower reads it at its own end. Its loader's
+    attributes read the configuration the next epoch would run, as the leader's do."""
+    store = Store()
+    chosen = LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True)
+    leader = _session(DecidesAtTheEpochsEnd(chosen), Lockstep(store, 0, 2, "p"))
+    follower = _session(Follower(W0), Lockstep(store, 1, 2, "p"))
+    leader.running_config = follower.running_config = W2  # what the epoch ran
+    _one_epoch(leader, follower, 6)
+    leader.epoch_ended()
+    follower.epoch_ended()  # the leader's end is in: no wait
+    assert leader.config == follower.config == chosen
+    assert not follower.policy.exploring and not follower.lockstep.missed
+
+
+def test_a_switch_announced_past_the_epochs_last_batch_is_read_at_its_end():
+    """The leader's switch is due after the epoch's last batch (a drained stream starts no
+    workers for it): both ranks' loaders read it as the next epoch's configuration."""
+    store = Store()
+    leader = _session(EndsWhereItRuns(1 << 30), Lockstep(store, 0, 2, "p"))
+    follower = _session(Follower(W0), Lockstep(store, 1, 2, "p"))
+    leader.running_config = follower.running_config = W0
+    batches = 6
+    leader.lockstep.announce(Decision(W2, batches + LAG, exploring=True))
+    leader._pending = Decision(W2, batches + LAG, exploring=True)
+    leader.policy.current = W2
+    _one_epoch(leader, follower, batches)
+    leader.epoch_ended()
+    follower.epoch_ended()
+    assert leader.config == follower.config == W2
+
+
+def test_a_follower_whose_end_came_first_reads_the_leaders_at_the_next_start():
+    store = Store()
+    chosen = LoaderConfig(num_workers=2, prefetch_factor=2, persistent_workers=True)
+    leader = _session(DecidesAtTheEpochsEnd(chosen), Lockstep(store, 0, 2, "p"))
+    follower = _session(Follower(W0), Lockstep(store, 1, 2, "p"))
+    _one_epoch(leader, follower, 6)
+    follower.epoch_ended()  # the leader's end is not in yet: this fake store times out at once
+    assert follower.lockstep.missed and follower.config == W0
+    leader.epoch_ended()
+    follower.epoch_starting()
+    assert follower.config == chosen

@@ -37,6 +37,23 @@ def test_no_step_across_an_epoch_boundary():
     assert meter.handed_out().step_s is None
 
 
+def test_the_epoch_step_counts_every_batch_handed_out_and_restarts_with_the_epoch():
+    """Switches restart the segment, not the epoch: the policy reads an epoch's last batch from
+    it, whichever batches it observed (a DDP leader skips those before an announced switch)."""
+    meter = Meter(Ticks(*range(20)))
+    steps = []
+    for switch in (False, True, False):
+        meter.enter()
+        if switch:
+            meter.switching()
+        steps.append(meter.handed_out())
+    meter.epoch_ended()
+    meter.enter()
+    steps.append(meter.handed_out())
+    assert [s.epoch_step for s in steps] == [0, 1, 2, 0]
+    assert [s.segment_step for s in steps] == [0, 0, 1, 2]
+
+
 def test_ledger_cost_against_the_best():
     ledger = Ledger()
     # Handed out at 0.1 (wait 0.1), 0.5, 0.8, 1.1 and 1.2 s; the loop's own work takes no time.

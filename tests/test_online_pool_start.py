@@ -100,6 +100,24 @@ def test_short_epochs_from_two_workers_stop_at_the_simulated_best():
     assert climb.best.config.num_workers == 4
 
 
+# The bench's open-30: a 0.4 s open in each worker, 30-step epochs, 4 ms storage waits per item.
+OPEN_30 = SimSpec(cpu_ms=0.6, io_ms=4, step_ms=6, batch=16, length=480, open_ms=400)
+
+
+def test_a_pool_that_exits_with_its_epoch_is_read_at_the_epochs_last_batch():
+    """torch shuts a non-persistent pool down as its epoch ends, before the loop sees the end
+    (the simulated pool's CPU reads None from then on). Read there, the start `w2 pf2` had no
+    reading, predicted nothing, and the climb went to `w3` first, as on the machine
+    (results/bench/online-epoch-steady); read at the epoch's last batch, it jumps at once."""
+    machine = Machine(OPEN_30)
+    settings = ClimbSettings(epoch_steps=machine.epoch, usable_cpus=2, cuda=False)
+    climb = HillClimb(POOL, TUNED, settings, cpu=SimCpu(machine))
+    machine.run(climb, 600)
+    assert climb.measured[POOL].workers_cores is not None
+    tried = [c.num_workers for c, m in climb.measured.items() if m.n and c != POOL]
+    assert tried and tried[0] >= 10
+
+
 def test_a_negative_reading_is_left_out():
     m = Measurement(POOL)
     m.add_workers_cpu((5.0, 1.0), (4.0, 2.0))  # another pool's workers were read first
@@ -160,6 +178,21 @@ def test_a_real_pools_workers_cpu_is_read_and_a_gone_pool_reads_none():
     it._shutdown_workers()
     assert reader.read() is None
     assert WorkersCpu(lambda: worker_pids(None)).start() is None  # no pool: nothing read
+
+
+def test_a_non_persistent_pool_lives_through_its_epochs_last_batch():
+    """What the climb's read at an epoch's last batch relies on: torch shuts a non-persistent
+    pool down in the call that ends the epoch (StopIteration), not with its last batch."""
+    loader = torch.utils.data.DataLoader(_Busy(), batch_size=4, num_workers=2)
+    it = iter(loader)
+    reader = WorkersCpu(lambda: worker_pids(it))
+    assert reader.start() is not None
+    for _ in range(len(loader)):
+        next(it)
+    assert reader.read() is not None
+    with pytest.raises(StopIteration):
+        next(it)
+    assert reader.read() is None
 
 
 class _Storage(torch.utils.data.Dataset):

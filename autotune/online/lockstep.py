@@ -9,8 +9,11 @@ differs is where each waits: a starved rank inside `__next__`, the others in the
 
 Through the process group's store, never a collective (the training's own collectives could
 interleave with it), and never blocking for long: every read is a check first, and the one wait
-(a follower at an epoch's start, for the leader's decision at the epoch's end) is bounded. A rank
-that stops iterating (an uneven last batch, a crash) leaves the others on their configuration.
+(a follower at an epoch's end, for the leader's decision at the same end) is bounded. It is made
+at the end, not at the next epoch's start, so that a decision at the last epoch's end reaches
+every rank's loader too (no next epoch may come). A rank that stops iterating (an uneven last
+batch, a crash) leaves the others on their configuration; once a wait has timed out, a follower
+waits only where it must, at an epoch's start (so a leader gone costs one wait per epoch).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from autotune.space.config import LoaderConfig
 # comes after its announcement: with LAG >= 1 every rank has seen it in time.
 LAG = 2
 PUBLISH_EVERY = 8  # steps between a follower's reports of its waiting
-EPOCH_WAIT_S = 10.0  # the most a follower waits at an epoch's start for the leader's decision
+EPOCH_WAIT_S = 10.0  # the most a follower waits at an epoch's end for the leader's decision
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Lockstep:
     world: int
     prefix: str  # the loader's name and generation: the same on every rank
     announced: int = 0  # decisions announced (leader) or read (follower)
+    missed: bool = False  # a follower's wait for an epoch's end timed out once
     queue: list[Decision] = field(default_factory=list)  # read, not yet applied (follower)
     waits: dict[str, list[float]] = field(default_factory=dict)  # label -> [wait s, step s]
     _steps: int = 0
@@ -107,12 +111,16 @@ class Lockstep:
         self.queue = [d for d in self.queue if d.at > next_index]
         return due[-1] if due else None
 
-    def wait_epoch(self, epoch: int) -> None:
-        """At the start of epoch `epoch` + 1: wait (bounded) for the leader's end of `epoch`."""
+    def wait_epoch(self, epoch: int, *, at_end: bool) -> None:
+        """Wait (bounded) for the leader's end of `epoch`: at this rank's end of it, or at the
+        start of the next where that wait timed out. A leader's end seen once is not waited for
+        again (the store answers at once)."""
+        if at_end and self.missed:
+            return
         try:
             self.store.wait([self._key("epoch", epoch)], timedelta(seconds=EPOCH_WAIT_S))
         except Exception:  # noqa: BLE001 - a leader that stopped: go on as configured
-            return
+            self.missed = True
 
     def waited(self, label: str, wait_s: float, step_s: float) -> None:
         """One steady step's wait, reported to the leader every PUBLISH_EVERY steps."""

@@ -129,6 +129,16 @@ class Measurement:
             self.workers_wall_s += wall_s
 
     @property
+    def steady_rate(self) -> float | None:
+        """Batches/s over its steady steps; None before any. A whole-epoch window's rate also
+        holds the epoch's restart (iter(), the refill, a non-persistent pool's opens), which is
+        neither a batch's fetch nor what more workers change: read as the workers' rate, a short
+        epoch's restart made two workers look no faster than one (predict.py)."""
+        if self.steady_steps == 0 or self.steady_s <= 0:
+            return None
+        return self.steady_steps / self.steady_s
+
+    @property
     def workers_cores(self) -> float | None:
         """The cores its workers kept busy, together, over its steady windows; None unread."""
         return self.workers_cpu_s / self.workers_wall_s if self.workers_wall_s > 0 else None

@@ -258,9 +258,7 @@ def restore(climb: HillClimb, entry: Entry) -> bool:
         noise_cv=noise,
         source=str(entry.source),
         selection_bias=drift.selection_bias(noise, best.pieces, rivals) if picked else 0.0,
-        remembered_steady=rated.steady_steps / rated.steady_s
-        if remembered and rated.steady_s > 0
-        else None,
+        remembered_steady=rated.steady_rate if remembered else None,
         remembered_startup_s=best.startup_s if remembered else None,
         settled_steps=settled.steady_steps if settled is not None else None,
     )

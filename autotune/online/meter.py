@@ -37,6 +37,7 @@ class Step:
     wait_cpu_s: float = 0.0  # the process's CPU time inside __next__
     work_cpu_s: float = 0.0  # the process's CPU time in the loop's own work before this call
     backlog: int | None = None  # finished batches not yet taken, after this one; None: unknown
+    epoch_step: int | None = None  # batches of this epoch handed out before this one; None: unknown
 
 
 class Meter:
@@ -50,6 +51,7 @@ class Meter:
         self._last_out: float | None = None
         self._switched_at: float | None = None
         self._segment_step = 0
+        self._epoch_step = 0
         self.count = 0
         self.wait_s = 0.0
         self.startup_s = 0.0  # every switch's start-up
@@ -81,6 +83,7 @@ class Meter:
             out_cpu - self._entered_cpu,
             self._work_cpu,
             backlog,
+            self._epoch_step,
         )
         self._out_cpu = out_cpu
         if startup is not None:
@@ -88,6 +91,7 @@ class Meter:
         self.wait_s += wait
         self.count += 1
         self._segment_step += 1
+        self._epoch_step += 1
         self._last_out, self._switched_at, self._entered = now, None, None
         return step
 
@@ -96,6 +100,7 @@ class Meter:
         self._last_out = None
         self._entered = None
         self._out_cpu = None
+        self._epoch_step = 0
 
 
 # The loader's first batches, paid with or without tuning: the first one's wait is the starting

@@ -174,6 +174,7 @@ class HillClimb:
         # The running configuration has run since its epoch's start, so that epoch can be a
         # whole-epoch window (ClimbSettings.whole_epochs); the run's first epoch starts a pool.
         self._since_epoch_start = False
+        self._read_at_last_step = False  # the running epoch's workers' CPU was read at its end
         self._climb = self._plan()
         self.reuse: Reuse | None = None  # set where the run starts from the memory (memory.py)
         # The chosen configuration after exploring ended (_settled_step); None while exploring.
@@ -230,8 +231,22 @@ class HillClimb:
         before = m.steady_steps
         closed = self._add(m, step, warm_up)
         if m.steady_steps > before and m.config.num_workers > 0:
-            self._workers_cpu(m, closed)
+            last = self._epoch_last(step)
+            self._read_at_last_step = last
+            self._workers_cpu(m, closed or last)
         return self._window_closed(m) if closed else None
+
+    def _epoch_last(self, step: Step) -> bool:
+        """`step` is the last of a whole-epoch window: its workers' CPU is read now, while they
+        live. torch shuts a non-persistent pool down as its epoch ends, before the loop sees the
+        end: read there, a run that starts with workers over short epochs had no reading to
+        predict from, and climbed a rung at a time."""
+        s = self.settings
+        return (
+            s.windowed_by_epoch(self.current)
+            and step.epoch_step is not None
+            and step.epoch_step + 1 == s.epoch_steps
+        )
 
     def _workers_cpu(self, m: Measurement, closed: bool) -> None:
         """The pool's first steady step marks its workers' CPU; each window's end reads it."""
@@ -477,10 +492,11 @@ class HillClimb:
         m = self.measured[ran]
         switch = None
         if self.settings.windowed_by_epoch(ran) and m.close_epoch():
-            if self._cpu_mark is not None:
-                self._workers_cpu(m, closed=True)
+            if self._cpu_mark is not None and not self._read_at_last_step:
+                self._workers_cpu(m, closed=True)  # an epoch cut short: not read at its last step
             switch = self._window_closed(m)
         self._cpu_mark = None  # a pool that restarts has new workers; a kept one is read anew
+        self._read_at_last_step = False
         if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
             switch = self._stop(StopReason.EPOCH_END)
         running = self.measurement_of(self.current)  # the choice may have added persistence

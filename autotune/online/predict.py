@@ -73,19 +73,9 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
     )
 
 
-def _pool_rate(pool: Measurement) -> float | None:
-    """A pool's batches/s over its steady steps, as at num_workers=0: a whole-epoch window's rate
-    also holds the epoch's restart (iter(), the refill, a non-persistent pool's opens), which is
-    neither a batch's fetch nor what more workers change. Read as the workers' rate, a short
-    epoch's restart made two workers look no faster than one, and the prediction ask for eight."""
-    if pool.steady_steps == 0 or pool.steady_s <= 0:
-        return None
-    return pool.steady_steps / pool.steady_s
-
-
 def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
     """One worker, as a starved pool's own workers showed it (the module's second way)."""
-    w, cores, rate = pool.config.num_workers, pool.workers_cores, _pool_rate(pool)
+    w, cores, rate = pool.config.num_workers, pool.workers_cores, pool.steady_rate
     if w < 1 or cores is None or not pool.starved or rate is None:
         return None
     cpu_s = cores / rate  # the workers' CPU per batch
@@ -104,7 +94,7 @@ def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
 
 def _starved(m: Measurement) -> LoaderProbe | None:
     """A starved configuration's rate is its loader's: the scaling seen at its worker count."""
-    w, rate = m.config.num_workers, _pool_rate(m)
+    w, rate = m.config.num_workers, m.steady_rate
     if w < 2 or not m.starved or rate is None:
         return None
     return LoaderProbe(

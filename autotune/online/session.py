@@ -98,7 +98,8 @@ class Session:
 
     @property
     def config(self) -> LoaderConfig:
-        """The configuration running now (before the first batch: the one it will start)."""
+        """The configuration running now (before the first batch or between epochs: the one the
+        next epoch starts on)."""
         return self.running_config or self.policy.current
 
     # -- inner loaders ---------------------------------------------------------------------
@@ -240,10 +241,16 @@ class Session:
 
     def epoch_ended(self) -> None:
         self.epoch_open = False
+        # Read back between epochs, a loader's attributes are the next epoch's configuration: the
+        # last one's may have been left for a switch due at its end (a drained stream starts no
+        # workers), and the ranks would read different ones where only some started it.
+        self.running_config = None
         self.meter.epoch_ended()
         was_exploring = self.policy.exploring
         self.policy.epoch_ended()
         self._epoch_announced()
+        if self.lockstep is not None and not self.lockstep.leads:
+            self._read_epoch_end(at_end=True)
         if was_exploring and not self.policy.exploring:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
         elif self.policy.exploring:
@@ -360,8 +367,14 @@ class Session:
         if self.lockstep.leads:
             self._pending = None  # the epoch starts on the policy's current, announced already
             return
+        self._read_epoch_end(at_end=False)
+
+    def _read_epoch_end(self, *, at_end: bool) -> None:
+        """A follower: what the leader announced up to its last epoch's end, due or not (a switch
+        announced past the epoch's last batch acts at the next one)."""
+        assert self.lockstep is not None
         if self.epochs_ended:
-            self.lockstep.wait_epoch(self.epochs_ended - 1)
+            self.lockstep.wait_epoch(self.epochs_ended - 1, at_end=at_end)
         self.lockstep.poll()
         decision = self.lockstep.due(1 << 62)
         if decision is not None and isinstance(self.policy, Follower):

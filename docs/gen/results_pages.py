@@ -114,6 +114,8 @@ POOL_START = "results/bench/online-pool-start/table.out"
 # A start with workers over short epochs, its workers' scaling read from steady steps (79b6098),
 # against the code before it, on the machine (online-epoch-steady/run.sh).
 EPOCH_STEADY = "results/bench/online-epoch-steady/table.out"
+# Its workers' CPU read at a short epoch's last batch, before torch shuts the pool down (ae12523).
+LAST_BATCH_CPU = "results/bench/online-last-batch-cpu/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -433,6 +435,14 @@ def online_page() -> str:
             "Over short epochs, a start with workers reads its workers' scaling from its steady"
             " steps (`79b6098`: never a whole-epoch window's rate, which holds each epoch's"
             " restart). On the machine, the same way (`results/bench/online-epoch-steady`):",
+        ],
+    )
+    lines += _output(
+        LAST_BATCH_CPU,
+        [
+            "Over short epochs, the workers' CPU is read at the epoch's last batch (`ae12523`):"
+            " read as the epoch ended, torch had shut a non-persistent pool down, and the start"
+            " had nothing to predict from (`results/bench/online-last-batch-cpu`):",
         ],
     )
     lines += _output(
