@@ -165,7 +165,9 @@ class Machine:
                 pool.exited = not pool.config.persistent_workers and pool.config.num_workers > 0
                 nxt = policy.epoch_ended() or nxt
             switch_to = nxt
-            if ended is None and not policy.exploring:
+            if policy.exploring:
+                ended = None  # where a run outlives its horizon, exploring resumes
+            elif ended is None:
                 ended = n + 1
             noise = 1 + self._rng.gauss(0, self.jitter) if self.jitter else 1.0
             now = out + self.step_s * max(noise, 0.1)
@@ -364,14 +366,19 @@ def main(argv: list[str] | None = None) -> None:
         help="the script's configuration (b) starts from, as the tables write it ('w4 pf2"
         " persist'); default torch's (w0); its tables go to a folder of their own",
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"the folder its tables go to; default {OUT}, or a folder of the start's in it",
+    )
     args = parser.parse_args(argv)
     stamp = (
         f"# python benchmarks/climb_sim.py {' '.join(sys.argv[1:] if argv is None else argv)}"
         f" -- {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit"
         f" {git_commit()}; simulated, not measured"
     )
-    out = OUT
-    if args.start != PYTORCH_DEFAULTS:
+    out = OUT if args.out is None else args.out
+    if args.out is None and args.start != PYTORCH_DEFAULTS:
         out = OUT / f"start-{args.start.label().replace(' ', '-')}"
     out.mkdir(parents=True, exist_ok=True)
     if args.calibrate is not None:

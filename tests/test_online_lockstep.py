@@ -214,3 +214,28 @@ def test_a_follower_whose_end_came_first_reads_the_leaders_at_the_next_start():
     leader.epoch_ended()
     follower.epoch_starting()
     assert follower.config == chosen
+
+
+class ResumesAtItsEpochsEnd(EndsWhereItRuns):
+    """A leader's policy that stopped exploring and resumes it at its epoch's end with a
+    candidate (a run that outlived its horizon: policy.py, HillClimb._resume)."""
+
+    def __init__(self):
+        super().__init__(2)
+
+    def epoch_ended(self) -> None:
+        self.current, self.exploring = W2, True
+
+
+def test_a_leader_that_resumes_exploring_takes_the_followers_along():
+    store = Store()
+    leader = _session(ResumesAtItsEpochsEnd(), Lockstep(store, 0, 2, "p"))
+    follower = _session(Follower(W0), Lockstep(store, 1, 2, "p"))
+    _one_epoch(leader, follower, 6)
+    assert not leader.policy.exploring and not follower.policy.exploring
+    leader.epoch_ended()
+    follower.epoch_ended()
+    assert leader.config == follower.config == W2 and follower.policy.exploring
+    before = store.checks
+    follower.handed_out(Step(6, 0.01, 0.002, 0, None))
+    assert store.checks > before  # it reads the leader's switches at every step again

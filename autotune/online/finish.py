@@ -219,6 +219,9 @@ class Outcome:
             stop = f"{climb.stop_reason or 'exploration incomplete'} ({ledger.explore_steps} steps)"
         else:
             config, stop = climb.current, str(climb.stop_reason)
+        if climb.resumed_at:
+            at = ", ".join(str(step) for step in climb.resumed_at)
+            stop += f"; resumed at step {at} (the run outlived its horizon)"
         if climb.settings.total_steps is not None:
             stop += f"; a run of {climb.settings.total_steps} steps ({climb.settings.total_source})"
         if error is not None and running is not None:

@@ -122,11 +122,13 @@ class Ledger:
     tuned_s: float = 0.0
     start_steps: int = 0
     start_s: float = 0.0
+    explored_to: int = 0  # the step after the last one explored (exploring may resume)
 
     def add(self, step: Step, exploring: bool) -> None:
         seconds = step.wait_s if step.step_s is None else step.step_s
         if exploring:
             self.explore_steps += 1
+            self.explored_to = step.index + 1
             self.explore_s += seconds
             if step.index < RUN_START_STEPS:
                 self.start_steps += 1

@@ -37,7 +37,8 @@ configuration measured so far (in this run and the earlier runs it goes on from:
 the start-up of the next candidate's pool (the longest measured in this run, so under the start
 method in use), reaches a share of the horizon's time at that best's rate. The start's own
 measurement is outside the bound (it is what not tuning costs, and the prediction needs it) but in
-the reported cost.
+the reported cost. A run of unknown length that stopped before its first candidate and outlives
+the horizon doubles it and resumes (_resume).
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -162,6 +163,13 @@ class HillClimb:
         self.measured: dict[LoaderConfig, Measurement] = {start: Measurement(start)}
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
+        self.run_steps = 0  # the run's steps so far, exploring or not
+        # Where a run of unknown length outlived the horizon that ended its exploring unfinished
+        # (_resume): the run's step where the horizon last grew, those where exploring resumed,
+        # and the request the stop left unmeasured.
+        self._outlived_at = 0
+        self.resumed_at: list[int] = []
+        self._deferred: Request | None = None
         # Exploration steps of earlier runs of this workload, and the time they lost (memory.py):
         # the horizon and the bound span runs, so an exploring cut short goes on where it stopped
         # with what is left of both, never with a fresh bound each run.
@@ -191,6 +199,7 @@ class HillClimb:
     # -- the driver: steps in, switches out --------------------------------------------------
 
     def observe(self, step: Step) -> LoaderConfig | None:
+        self.run_steps = step.index + 1
         if not self.exploring:
             self._settled_step(step)
             return None
@@ -315,8 +324,10 @@ class HillClimb:
         # Checked where a candidate was judged (its verdict counts: it may be the best now), before
         # the next one starts: a start-up paid for is not thrown away half-measured.
         if self._bound_reached(nxt.config):
+            self._deferred = nxt
             return self._stop(StopReason.BOUND)
         if not self._repays(nxt.config):
+            self._deferred = nxt
             return self._stop(StopReason.RUN_END)
         if self._refused(nxt):  # last: reading the memory is what it costs (pool_memory.py)
             return self._advance(Verdict.WORSE)
@@ -487,7 +498,7 @@ class HillClimb:
                     self.settled.close_epoch()
                 self.settled.resumed()
             self._since_epoch_start = True
-            return None
+            return self._resume()
         ran = self.current
         m = self.measured[ran]
         switch = None
@@ -497,7 +508,8 @@ class HillClimb:
             switch = self._window_closed(m)
         self._cpu_mark = None  # a pool that restarts has new workers; a kept one is read anew
         self._read_at_last_step = False
-        if self.exploring and self.prior_steps + self.steps >= self.settings.horizon_steps:
+        if self.exploring and self.prior_steps + self.run_steps >= self.horizon_steps:
+            self._deferred = self._request  # unjudged: measured on where exploring resumes
             switch = self._stop(StopReason.EPOCH_END)
         running = self.measurement_of(self.current)  # the choice may have added persistence
         if running is not None:
@@ -530,8 +542,7 @@ class HillClimb:
         ahead_s = self._startup_ahead_s(config)
         if self.exploration_cost_s() + ahead_s < self._allowed_s():
             return False
-        first = sum(1 for m in self.measured.values() if m.n and not m.failed) <= 1
-        return not first or not Remaining(self.settings.horizon_steps, self.steps).repays(
+        return not self._start_only or not Remaining(self.horizon_steps, self.run_steps).repays(
             self.settings.measure_steps(config),
             1 / self.best.mean,
             self.best.starved_share,
@@ -539,7 +550,45 @@ class HillClimb:
         )
 
     def _allowed_s(self) -> float:
-        return self.settings.bound_share * self.settings.horizon_steps / self.best.mean
+        return self.settings.bound_share * self.horizon_steps / self.best.mean
+
+    @property
+    def horizon_steps(self) -> int:
+        """The steps exploring may span, which its bound is a share of: the settings' (the first
+        epoch, or `min_horizon_steps` of short ones), and where a run of unknown length outlived
+        it before its first candidate, twice the run's steps where it last did (the horizon
+        doubles each time the run outlives it), so that the bound stays a share of the run's
+        time, and a candidate whose start-up the first horizon could not repay is tried once
+        the run shows it can (_resume)."""
+        return max(self.settings.horizon_steps, 2 * self._outlived_at)
+
+    @property
+    def _start_only(self) -> bool:
+        """Only the start is measured: the plan's first candidate (the prediction's jump) is
+        next."""
+        return sum(1 for m in self.measured.values() if m.n and not m.failed) <= 1
+
+    def _resume(self) -> LoaderConfig | None:
+        """At an epoch's end after exploring stopped before its first candidate (a run of
+        unknown length, a start whose predicted candidate's start-up the horizon could not
+        repay): once the run has outlived the horizon, exploring goes on where it stopped,
+        within the grown horizon and what is left of its bound, where the candidate repays by
+        the length the run is then expected to reach (_expected_steps). A climb that made its
+        jump is not resumed: what it left is refinement near the best, and on the simulated
+        bench (tiny-epochs, open-30, open-80) resuming it spent start-ups for no gain. None
+        where it does not (or not yet): the chosen configuration runs on."""
+        request = self._deferred
+        if request is None or not self._start_only or self.run_steps < self.horizon_steps:
+            return None
+        self._outlived_at = self.run_steps
+        if self._bound_reached(request.config) or not self._repays(request.config):
+            return None  # not yet: asked again when the run doubles
+        self._deferred = None
+        self.resumed_at.append(self.run_steps)
+        self.exploring, self.stop_reason, self.settled = True, None, None
+        running = self.current
+        config = self._measure(request)
+        return None if config == running else config
 
     def exploration_cost_s(self) -> float:
         """What exploring this workload has lost against the best so far, in this run and in the
@@ -584,13 +633,25 @@ class HillClimb:
             return 0.0
         return self._startup_s() or 0.0
 
+    @property
+    def _expected_steps(self) -> int | None:
+        """Where a run of unknown length outlived its horizon after R steps: the length it is
+        taken to reach, 1.5 R. Under the usual prior for a length seen only from inside it
+        (P(length > t | length > R) = R / t), a run that has lasted R steps goes on to 1.5 R
+        two times in three; a candidate that repays by then is tried. With 2 R (the median),
+        the simulated bench's 3,000-step runs resumed at step 2,400 or 2,560 and ended before
+        repaying (results/bench/online-resume)."""
+        return self._outlived_at * 3 // 2 if self._outlived_at else None
+
     def _repays(self, config: LoaderConfig) -> bool:
-        """Where the training's length is known: whether measuring `config` (a switch, unless it
-        runs already) can still repay its cost in the steps left (remaining.py)."""
-        total = self.settings.total_steps
+        """Where the training's length is known, or expected (_expected_steps): whether
+        measuring `config` (a switch, unless it runs already) can still repay its cost in the
+        steps left (remaining.py). A resumed exploring's every candidate must: the grown bound
+        alone would spend start-ups on a run that may not last to earn them back."""
+        total = self.settings.total_steps or self._expected_steps
         if total is None or config == self.current or not self.best.mean:
             return True
-        return Remaining(total, self.steps).repays(
+        return Remaining(total, self.run_steps).repays(
             self.settings.measure_steps(config),
             1 / self.best.mean,
             self.best.starved_share,
@@ -614,9 +675,15 @@ class HillClimb:
         self.current = config
 
     def _stop(self, reason: StopReason) -> LoaderConfig | None:
-        """Exploring ends: the best so far, with persistent workers decided, from now on."""
+        """Exploring ends: the best so far, with persistent workers decided, from now on. On the
+        horizon, the bound or the steps left of a run of unknown length it may resume (_resume):
+        `_deferred` is then set, what it would measure next."""
         self.exploring = False
         self.stop_reason = reason
+        if reason not in (StopReason.BOUND, StopReason.EPOCH_END, StopReason.RUN_END) or (
+            self.settings.total_steps is not None
+        ):
+            self._deferred = None
         running_m = self.measurement_of(self.current)
         if (
             reason is StopReason.RUN_END

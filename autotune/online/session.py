@@ -49,8 +49,9 @@ class TunerState:
     current: LoaderConfig  # the configuration running now (the chosen one once exploring ended)
     chosen: LoaderConfig | None  # None while exploring
     exploration_steps: int
-    # The step (batches handed out, from 0) at which exploring ended, the switch to the chosen
-    # configuration included: steps [0, k) explored. None while exploring.
+    # The step (batches handed out, from 0) at which exploring last ended, the switch to the
+    # chosen configuration included: steps [0, k) hold all the exploring (where it resumed, the
+    # chosen configuration's steps before it too). None while exploring.
     exploration_ended_at: int | None
     exploration_cost_s: float  # time lost against the best configuration measured
     stop_reason: str | None
@@ -254,6 +255,9 @@ class Session:
         if was_exploring and not self.policy.exploring:
             self._finished(switching=False)  # the next epoch starts on the chosen configuration
         elif self.policy.exploring:
+            if not was_exploring:  # the run outlived the horizon: exploring resumed (policy.py)
+                self._settling = False
+                self.outbox.outcome = None  # the best so far, until exploring ends again
             # A checkpoint: a script often drops its loader before exit (a local of its main()),
             # and what was measured since the last candidate's checkpoint would go with it.
             self.outbox.write()
@@ -436,9 +440,8 @@ class Session:
 
     @property
     def ended_at(self) -> int | None:
-        """The step at which exploring ended (see TunerState): the ledger's exploration steps are
-        the run's first ones."""
-        return None if self.policy.exploring or self._settling else self.ledger.explore_steps
+        """The step at which exploring last ended (see TunerState)."""
+        return None if self.policy.exploring or self._settling else self.ledger.explored_to
 
     @property
     def recipe(self) -> Recipe | None:

@@ -116,6 +116,9 @@ POOL_START = "results/bench/online-pool-start/table.out"
 EPOCH_STEADY = "results/bench/online-epoch-steady/table.out"
 # Its workers' CPU read at a short epoch's last batch, before torch shuts the pool down (ae12523).
 LAST_BATCH_CPU = "results/bench/online-last-batch-cpu/table.out"
+# A run of unknown length that outlives its horizon resumes an exploring its bound stopped
+# before the first candidate: simulated at three lengths, and on the machine.
+RESUME_SIM = "results/bench/online-resume/sim_table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -443,6 +446,17 @@ def online_page() -> str:
             "Over short epochs, the workers' CPU is read at the epoch's last batch (`ae12523`):"
             " read as the epoch ended, torch had shut a non-persistent pool down, and the start"
             " had nothing to predict from (`results/bench/online-last-batch-cpu`):",
+        ],
+    )
+    lines += _output(
+        RESUME_SIM,
+        [
+            "A start with too few workers whose candidate's start-up (a 2 s open in every"
+            " worker) the first horizon cannot repay stopped exploring before it, for the whole"
+            " run. A run that outlives its horizon now doubles it and resumes where the steps it"
+            " expects left repay the start-up: on short-epochs from `w2 pf2` at step 2,400. A"
+            " 3,000-step run ends too soon after to earn it back; longer ones gain"
+            " (`results/bench/online-resume`, simulated, old and new code):",
         ],
     )
     lines += _output(
