@@ -119,6 +119,7 @@ LAST_BATCH_CPU = "results/bench/online-last-batch-cpu/table.out"
 # A run of unknown length that outlives its horizon resumes an exploring its bound stopped
 # before the first candidate: simulated at three lengths, and on the machine.
 RESUME_SIM = "results/bench/online-resume/sim_table.out"
+RESUME_MACHINE = "results/bench/online-resume/machine/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -457,6 +458,13 @@ def online_page() -> str:
             " expects left repay the start-up: on short-epochs from `w2 pf2` at step 2,400. A"
             " 3,000-step run ends too soon after to earn it back; longer ones gain"
             " (`results/bench/online-resume`, simulated, old and new code):",
+        ],
+    )
+    lines += _output(
+        RESUME_MACHINE,
+        [
+            "On the machine, 12,000 steps, 2 rounds a side (`benchmarks/online_ab.sh`): both"
+            " rounds of the new code resumed at step 4,800 and left the starved start:",
         ],
     )
     lines += _output(
