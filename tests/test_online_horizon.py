@@ -62,6 +62,23 @@ def test_a_run_of_known_length_never_resumes():
     assert climb.resumed_at == [] and climb.horizon_steps == 600
 
 
+def test_a_horizon_that_ends_exploring_before_its_first_candidate_is_never_resumed():
+    """`max_explore_steps` bounds the exploring the user allows: a run whose horizon (here one
+    20-step epoch) ended with the jump's candidate unjudged keeps its choice however long it
+    runs. (A plain 2-epoch script on a loaded machine resumed at its last epoch's end and
+    ended exploring.)"""
+    spec = SimSpec(cpu_ms=0.3, io_ms=1, step_ms=8, batch=16, length=320, open_ms=0)
+    machine = Machine(spec)
+    settings = ClimbSettings(
+        epoch_steps=machine.epoch, usable_cpus=2, cuda=False, min_horizon_steps=1
+    )
+    climb = HillClimb(LoaderConfig(), TUNED, settings, cpu=SimCpu(machine))
+    run = machine.run(climb, 400)
+    assert climb.stop_reason is StopReason.EPOCH_END and run.ended == machine.epoch
+    assert [m.n for m in climb.measured.values()] == [1, 0]  # the start only
+    assert climb.resumed_at == [] and climb.horizon_steps == machine.epoch
+
+
 class ResumesAtItsSecondEpochsEnd:
     """A policy that explores its first 4 steps, then again from its second epoch's end."""
 

@@ -37,8 +37,8 @@ configuration measured so far (in this run and the earlier runs it goes on from:
 the start-up of the next candidate's pool (the longest measured in this run, so under the start
 method in use), reaches a share of the horizon's time at that best's rate. The start's own
 measurement is outside the bound (it is what not tuning costs, and the prediction needs it) but in
-the reported cost. A run of unknown length that stopped before its first candidate and outlives
-the horizon doubles it and resumes (_resume).
+the reported cost. A run of unknown length whose bound stopped it before its first candidate and
+that outlives the horizon doubles it and resumes (_resume).
 
 Where the training's length is known (OnlineOptions.total_steps or epochs), the horizon is at most
 the run, a short run warms up and measures in fewer steps, and exploring also stops before a
@@ -164,7 +164,7 @@ class HillClimb:
         self.best = self.measured[start]
         self.steps = 0  # exploration steps so far
         self.run_steps = 0  # the run's steps so far, exploring or not
-        # Where a run of unknown length outlived the horizon that ended its exploring unfinished
+        # Where a run of unknown length outlived the horizon after its bound stopped exploring
         # (_resume): the run's step where the horizon last grew, those where exploring resumed,
         # and the request the stop left unmeasured.
         self._outlived_at = 0
@@ -327,7 +327,6 @@ class HillClimb:
             self._deferred = nxt
             return self._stop(StopReason.BOUND)
         if not self._repays(nxt.config):
-            self._deferred = nxt
             return self._stop(StopReason.RUN_END)
         if self._refused(nxt):  # last: reading the memory is what it costs (pool_memory.py)
             return self._advance(Verdict.WORSE)
@@ -509,7 +508,6 @@ class HillClimb:
         self._cpu_mark = None  # a pool that restarts has new workers; a kept one is read anew
         self._read_at_last_step = False
         if self.exploring and self.prior_steps + self.run_steps >= self.horizon_steps:
-            self._deferred = self._request  # unjudged: measured on where exploring resumes
             switch = self._stop(StopReason.EPOCH_END)
         running = self.measurement_of(self.current)  # the choice may have added persistence
         if running is not None:
@@ -569,8 +567,8 @@ class HillClimb:
         return sum(1 for m in self.measured.values() if m.n and not m.failed) <= 1
 
     def _resume(self) -> LoaderConfig | None:
-        """At an epoch's end after exploring stopped before its first candidate (a run of
-        unknown length, a start whose predicted candidate's start-up the horizon could not
+        """At an epoch's end after the bound stopped exploring before its first candidate (a run
+        of unknown length, a start whose predicted candidate's start-up the horizon could not
         repay): once the run has outlived the horizon, exploring goes on where it stopped,
         within the grown horizon and what is left of its bound, where the candidate repays by
         the length the run is then expected to reach (_expected_steps). A climb that made its
@@ -676,13 +674,12 @@ class HillClimb:
 
     def _stop(self, reason: StopReason) -> LoaderConfig | None:
         """Exploring ends: the best so far, with persistent workers decided, from now on. On the
-        horizon, the bound or the steps left of a run of unknown length it may resume (_resume):
-        `_deferred` is then set, what it would measure next."""
+        bound of a run of unknown length it may resume (_resume): `_deferred` is then set, what
+        it would measure next. Never on the horizon: `max_explore_steps` bounds the exploring
+        steps the user allows."""
         self.exploring = False
         self.stop_reason = reason
-        if reason not in (StopReason.BOUND, StopReason.EPOCH_END, StopReason.RUN_END) or (
-            self.settings.total_steps is not None
-        ):
+        if reason is not StopReason.BOUND or self.settings.total_steps is not None:
             self._deferred = None
         running_m = self.measurement_of(self.current)
         if (
