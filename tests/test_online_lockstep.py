@@ -184,6 +184,9 @@ def test_a_decision_at_the_last_epochs_end_reaches_the_followers_loader():
     follower.epoch_ended()  # the leader's end is in: no wait
     assert leader.config == follower.config == chosen
     assert not follower.policy.exploring and not follower.lockstep.missed
+    checks = store.checks
+    follower.epoch_starting()  # read at its end already: the store is not asked again
+    assert store.checks == checks and follower.config == chosen
 
 
 def test_a_switch_announced_past_the_epochs_last_batch_is_read_at_its_end():

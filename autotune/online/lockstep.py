@@ -65,6 +65,7 @@ class Lockstep:
     prefix: str  # the loader's name and generation: the same on every rank
     announced: int = 0  # decisions announced (leader) or read (follower)
     missed: bool = False  # a follower's wait for an epoch's end timed out once
+    read_through: int = -1  # the last epoch whose end, as the leader announced it, a follower read
     queue: list[Decision] = field(default_factory=list)  # read, not yet applied (follower)
     waits: dict[str, list[float]] = field(default_factory=dict)  # label -> [wait s, step s]
     _steps: int = 0
@@ -111,16 +112,17 @@ class Lockstep:
         self.queue = [d for d in self.queue if d.at > next_index]
         return due[-1] if due else None
 
-    def wait_epoch(self, epoch: int, *, at_end: bool) -> None:
+    def wait_epoch(self, epoch: int, *, at_end: bool) -> bool:
         """Wait (bounded) for the leader's end of `epoch`: at this rank's end of it, or at the
-        start of the next where that wait timed out. A leader's end seen once is not waited for
-        again (the store answers at once)."""
+        start of the next where that wait timed out. True where the leader's end is in."""
         if at_end and self.missed:
-            return
+            return False
         try:
             self.store.wait([self._key("epoch", epoch)], timedelta(seconds=EPOCH_WAIT_S))
         except Exception:  # noqa: BLE001 - a leader that stopped: go on as configured
             self.missed = True
+            return False
+        return True
 
     def waited(self, label: str, wait_s: float, step_s: float) -> None:
         """One steady step's wait, reported to the leader every PUBLISH_EVERY steps."""

@@ -679,7 +679,7 @@ class HillClimb:
         steps the user allows."""
         self.exploring = False
         self.stop_reason = reason
-        if reason is not StopReason.BOUND or self.settings.total_steps is not None:
+        if reason is not StopReason.BOUND:  # (a run of known length has no share bound)
             self._deferred = None
         running_m = self.measurement_of(self.current)
         if (

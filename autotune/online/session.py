@@ -375,12 +375,19 @@ class Session:
 
     def _read_epoch_end(self, *, at_end: bool) -> None:
         """A follower: what the leader announced up to its last epoch's end, due or not (a switch
-        announced past the epoch's last batch acts at the next one)."""
-        assert self.lockstep is not None
-        if self.epochs_ended:
-            self.lockstep.wait_epoch(self.epochs_ended - 1, at_end=at_end)
-        self.lockstep.poll()
-        decision = self.lockstep.due(1 << 62)
+        announced past the epoch's last batch acts at the next one). Read once: where this
+        rank's end read it, the next epoch's start has nothing to add (the leader announces the
+        next epoch's switches as it runs them, read step by step)."""
+        ls = self.lockstep
+        assert ls is not None
+        epoch = self.epochs_ended - 1
+        if epoch >= 0:
+            if ls.read_through == epoch:
+                return
+            if ls.wait_epoch(epoch, at_end=at_end):
+                ls.read_through = epoch
+        ls.poll()
+        decision = ls.due(1 << 62)
         if decision is not None and isinstance(self.policy, Follower):
             self.policy.current, self.policy.exploring = decision.config, decision.exploring
 
