@@ -12,10 +12,10 @@ own per-batch work beyond `handover_ms`, the RAM reading, and the OS's jitter be
 Each process pays the dataset's open_ms before its first item (the main process once, at
 num_workers=0). A switch retires the running pool (its batches in flight are made again by the
 next one, as the index stream replays them) and starts a new one: `fork_ms` per worker, one
-after another, then each worker's first batch; a switch of the prefetch depth alone keeps the
-pool, as the loader does (online/epoch.py). An epoch's end refills a persistent pool and
-restarts any other, whose workers have exited by the time the loop sees the end (their CPU is
-read None from then on, as psutil reads torch's).
+after another, then each worker's first batch; a switch of the prefetch depth, or to persistent
+workers, alone keeps the pool, as the loader does (online/epoch.py, LoaderConfig.same_pool). An
+epoch's end refills a persistent pool and restarts any other, whose workers have exited by the
+time the loop sees the end (their CPU is read None from then on, as psutil reads torch's).
 
 Run from the repository root: python benchmarks/climb_sim.py WORKLOAD [--seeds 10] [--steps 3000]
 """
@@ -126,7 +126,8 @@ class Machine:
                 and switch_to is not None
                 and pool.config.same_pool(config)
             ):
-                pool.config = config  # the loader's redepth: the workers and their batches kept
+                # The loader's redepth or keep_past_epoch: the workers and their batches kept.
+                pool.config = config
                 while pool.next_send < min(self.epoch, k + config.prefetch_depth):
                     self._send(pool, pool.next_send, now, times)
                 segment, timed = 0, False

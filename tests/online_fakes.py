@@ -99,3 +99,29 @@ class StepClock:
 
 def as_lists(batches) -> list:
     return [b.tolist() if isinstance(b, torch.Tensor) else b for b in batches]
+
+
+@dataclass
+class Scripted:
+    """Switches to each configuration at its step, then stops exploring; records each step,
+    the configuration it ran and the running iterator."""
+
+    loader: object
+    plan: dict[int, LoaderConfig]
+    stop_at: int
+    current: LoaderConfig = W0
+    exploring: bool = True
+    steps: list = field(default_factory=list)
+
+    def observe(self, step: Step):
+        session = self.loader._session
+        self.steps.append((self.current, step, session.running))
+        nxt = self.plan.get(len(self.steps))
+        if len(self.steps) == self.stop_at:
+            self.exploring = False
+        if nxt is not None:
+            self.current = nxt
+        return nxt
+
+    def epoch_ended(self):
+        return None

@@ -3,11 +3,11 @@ workers and the batches they are making stay, deeper at once or shallower as bat
 and the loop gets every batch in order. The climb counts no pool start-up for it, and the pool's
 own start-up stands for the new depth (the persistence rule reads it)."""
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import pytest
 import torch
-from online_fakes import Indices, _nothing_written_at_exit, as_lists  # noqa: F401
+from online_fakes import Indices, Scripted, _nothing_written_at_exit, as_lists  # noqa: F401
 from torch.utils.data import DataLoader
 
 import autotune
@@ -66,32 +66,6 @@ def test_where_it_does_not_apply_nothing_changes():
 
 W0 = LoaderConfig()
 W2 = LoaderConfig(num_workers=2, prefetch_factor=2)
-
-
-@dataclass
-class Scripted:
-    """Switches to each configuration at its step, then stops exploring; records each step,
-    the configuration it ran and the running iterator."""
-
-    loader: object
-    plan: dict[int, LoaderConfig]
-    stop_at: int
-    current: LoaderConfig = W0
-    exploring: bool = True
-    steps: list = field(default_factory=list)
-
-    def observe(self, step: Step):
-        session = self.loader._session
-        self.steps.append((self.current, step, session.running))
-        nxt = self.plan.get(len(self.steps))
-        if len(self.steps) == self.stop_at:
-            self.exploring = False
-        if nxt is not None:
-            self.current = nxt
-        return nxt
-
-    def epoch_ended(self):
-        return None
 
 
 @pytest.mark.parametrize("persistent", [False, True])

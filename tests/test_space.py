@@ -99,11 +99,15 @@ def test_usable_cpus_from_affinity_and_slurm(monkeypatch):
     assert usable_cpus({"SLURM_CPUS_PER_TASK": "junk"}).count == 4
 
 
-def test_a_pool_runs_another_configuration_at_its_prefetch_depth_alone():
+def test_a_pool_runs_another_depth_and_turns_persistent_but_never_back():
     w4 = LoaderConfig(num_workers=4, prefetch_factor=2, persistent_workers=True)
     assert w4.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8, persistent_workers=True))
     assert w4.same_pool(w4)
     assert not w4.same_pool(LoaderConfig(num_workers=5, prefetch_factor=2, persistent_workers=True))
-    assert not w4.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8))  # persistence differs
+    assert not w4.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8))  # it would stop
+    fresh = LoaderConfig(num_workers=4)  # the script's own, torch's default depth
+    assert fresh.same_pool(w4)  # kept past its epoch's end
+    assert fresh.same_pool(LoaderConfig(num_workers=4, prefetch_factor=8))
+    assert not fresh.same_pool(LoaderConfig(num_workers=4, prefetch_factor=2, pin_memory=True))
     assert not w4.same_pool(LoaderConfig(num_workers=4, persistent_workers=True))  # no depth named
     assert not PYTORCH_DEFAULTS.same_pool(PYTORCH_DEFAULTS)  # no pool at num_workers=0

@@ -17,7 +17,13 @@ from typing import Any, Iterator
 import torch
 
 from autotune.online.index_stream import IndexStream
-from autotune.online.inner import redepth, stopped_before_torch_exits, timed, unwatched
+from autotune.online.inner import (
+    keep_past_epoch,
+    redepth,
+    stopped_before_torch_exits,
+    timed,
+    unwatched,
+)
 from autotune.online.session import Session
 from autotune.space.config import LoaderConfig
 
@@ -32,6 +38,7 @@ class OnlineEpoch(Iterator[Any]):
         self._generator = torch.Generator().manual_seed(seed)
         self._length = length
         self._inner: Iterator[Any] | None = None
+        self._loader: Any = None  # the inner torch DataLoader that made _inner
         self._config: LoaderConfig | None = None  # the running inner loader's
         self._switch_to: LoaderConfig | None = session.policy.current
         self.done = False
@@ -64,23 +71,29 @@ class OnlineEpoch(Iterator[Any]):
         self._switch_to = s.guard.call(s.delivered, self._inner, self.stream.exhausted)
         return batch
 
-    def _redepth(self, config: LoaderConfig) -> bool:
-        """`config` differs from the running one in prefetch_factor alone: the running pool takes
-        the new depth (inner.redepth), its workers and the batches they are making kept, where a
-        new pool would start its workers again (a fork or an interpreter each, each worker's
-        first-item opens) and make the batches in flight once more. The segment that starts is
-        measured as any switch's, without a start-up. False where it does not apply."""
-        running, inner = self._config, self._inner
-        if (
-            running is None
-            or inner is None
-            or not running.same_pool(config)
-            or not redepth(inner, config.prefetch_factor)
+    def _keep_pool(self, config: LoaderConfig) -> bool:
+        """`config` differs from the running one in prefetch_factor, or turns persistent_workers
+        on, alone (LoaderConfig.same_pool): the running pool takes it in place, its workers and
+        the batches they are making kept (inner.redepth, inner.keep_past_epoch), where a new pool
+        would start its workers again (a fork or an interpreter each, each worker's first-item
+        opens) and make the batches in flight once more. The segment that starts is measured as
+        any switch's, without a start-up. False where it does not apply: the caller starts a new
+        pool, which retires this one whatever was applied to it."""
+        running, inner, loader = self._config, self._inner, self._loader
+        if running is None or inner is None or not running.same_pool(config):
+            return False
+        persists = config.persistent_workers and not running.persistent_workers
+        if persists and not keep_past_epoch(loader, inner):
+            return False
+        if config.prefetch_factor != running.prefetch_factor and not redepth(
+            inner, config.prefetch_factor
         ):
             return False
         s = self._session
         s.meter.switching(new_pool=False)
-        s.redepthed(config)
+        s.kept_running(config, loader)
+        if persists:
+            stopped_before_torch_exits(inner)
         self._config = config
         self._switch_to = None
         return True
@@ -107,10 +120,11 @@ class OnlineEpoch(Iterator[Any]):
         """Run `config` from here on: the old loader's undelivered batches go first. A tuned
         configuration whose workers cannot start gives way as one that fails to fetch does.
         `failed`: the old loader raised (its pool is killed, not shut down). Where only the
-        prefetch depth changes, the running pool takes it in place (`_redepth`)."""
+        prefetch depth changes or persistence turns on, the running pool takes it in place
+        (`_keep_pool`)."""
         s = self._session
         if not failed and self._inner is not None:
-            if s.guard.call(self._redepth, config):
+            if s.guard.call(self._keep_pool, config):
                 return
             if s.guard.tripped:  # autotune's own error, just now: the loop stays on what runs
                 self._switch_to = None
@@ -127,9 +141,10 @@ class OnlineEpoch(Iterator[Any]):
                     # (the outer loader gave it, where it applies); a count the tuner tries is
                     # measured.
                     warnings.filterwarnings("ignore", message="This DataLoader will create")
-                    self._inner = iter(s.inner_loader(config, self._generator))
+                    self._loader = s.inner_loader(config, self._generator)
+                    self._inner = iter(self._loader)
             except Exception as exc:
-                self._inner = None
+                self._inner = self._loader = None
                 self.stream.switch()  # what its start pulled goes to the next one
                 fallback = s.fallback_after(exc, config)
                 if fallback is None:

@@ -166,6 +166,34 @@ def redepth(iterator: Any, prefetch_factor: int | None) -> bool:
     return True
 
 
+def keep_past_epoch(loader: Any, iterator: Any) -> bool:
+    """Make a running pool persistent in place: its workers outlive the epoch's end, and the
+    loader's next iter() resets them as torch resets a persistent pool, where a new persistent
+    pool would start its workers again (a fork or an interpreter each, each worker's first-item
+    opens). torch reads the flag from its iterator where an epoch ends and its workers never
+    read it. False, and nothing changed, where this does not apply: another torch, no workers, a
+    pool shut down, an IterableDataset (whose non-persistent pool lets each worker exit at its
+    end of data), or a loader that is not this iterator's."""
+    kind = type(iterator)
+    if kind not in (torch_dataloader._MultiProcessingDataLoaderIter, _TunedPoolIter):
+        return False
+    if (
+        getattr(iterator, "_dataset_kind", None) != torch_dataloader._DatasetKind.Map
+        or getattr(iterator, "_shutdown", True)
+        or getattr(loader, "_iterator", None) is not None
+        or getattr(loader, "_index_sampler", None) is not getattr(iterator, "_index_sampler", ())
+    ):
+        return False
+    iterator._persistent_workers = True
+    # torch's DataLoader refuses the attribute once built; its iter() reads it to reset the pool.
+    object.__setattr__(loader, "persistent_workers", True)
+    loader._iterator = iterator
+    register = getattr(iterator, "_register_persistent_workers_atexit", None)
+    if getattr(iterator, "_pin_memory", False) and register is not None:
+        register()  # as torch registers a persistent pool with pinned memory: stopped at exit
+    return True
+
+
 MIN_WAIT_S = 0.05  # the shortest wait for a batch between two looks at a hung pool's timeout
 
 

@@ -621,7 +621,8 @@ class HillClimb:
 
     def _keeps_pool(self, config: LoaderConfig) -> bool:
         """Switching to `config` starts no pool: it runs already, or it changes the running
-        pool's prefetch depth alone, which the loader applies in place (epoch.py, _redepth)."""
+        pool's prefetch depth or turns persistence on, alone, which the loader applies in place
+        (epoch.py, _keep_pool)."""
         return config == self.current or self.current.same_pool(config)
 
     def _startup_ahead_s(self, config: LoaderConfig) -> float:
@@ -695,11 +696,14 @@ class HillClimb:
         running = self.current
         self.current = chosen
         self.settled = Measurement(chosen)
-        # Persistence alone acts at the next epoch's start: no workers restart for it now.
-        same = replace(chosen, persistent_workers=running.persistent_workers) == running
-        if not same:
-            self._since_epoch_start = False
-        return None if same else chosen
+        if chosen == running:
+            return None
+        if running.same_pool(chosen):  # the loader keeps the running pool, made persistent
+            return chosen
+        if replace(chosen, persistent_workers=running.persistent_workers) == running:
+            return None  # persistence off acts at the next epoch's start: no restart for it now
+        self._since_epoch_start = False
+        return chosen
 
     # -- the plan: configurations to measure, each judged against the best so far ------------
 

@@ -130,12 +130,13 @@ class Session:
         self._keep(config, loader)
         return True
 
-    def redepthed(self, config: LoaderConfig) -> None:
-        """The running pool took `config`'s prefetch depth in place (epoch.py, _redepth): it runs
-        `config` now, and a persistent one is kept under it for the next epoch."""
+    def kept_running(self, config: LoaderConfig, loader: Any) -> None:
+        """The running pool took `config` in place (epoch.py, _keep_pool): it runs `config` now,
+        and where it is persistent (it was, or was just made so) its loader is kept under it for
+        the next epoch."""
         self.running_config = config
-        if self._kept is not None and getattr(self._kept[1], "_iterator", None) is self.running:
-            self._keep(config, self._kept[1])
+        if getattr(loader, "_iterator", None) is self.running:
+            self._keep(config, loader)
 
     def _keep(self, config: LoaderConfig, loader: Any) -> None:
         """A kept persistent loader, now at `config`'s depth (as torch's attribute reads it)."""

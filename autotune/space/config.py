@@ -81,13 +81,21 @@ class LoaderConfig:
         )
 
     def same_pool(self, other: LoaderConfig) -> bool:
-        """A pool of this configuration runs `other` at its prefetch depth alone: it has workers,
-        `other` names its depth, and every other knob is equal (the online loader changes a
-        running pool's depth in place: online/inner.py, redepth)."""
+        """A running pool of this configuration runs `other` with its workers kept: it has
+        workers, `other` names its depth, and every other knob is equal but persistent_workers,
+        which `other` may turn on, not off. The online loader changes a running pool's depth in
+        place and keeps a pool past its epoch's end (online/inner.py, redepth and
+        keep_past_epoch); a pool cannot be made to stop at the end it was kept for."""
         return (
             self.num_workers > 0
             and other.prefetch_factor is not None
-            and replace(self, prefetch_factor=other.prefetch_factor) == other
+            and (other.persistent_workers or not self.persistent_workers)
+            and replace(
+                self,
+                prefetch_factor=other.prefetch_factor,
+                persistent_workers=other.persistent_workers,
+            )
+            == other
         )
 
     @property
