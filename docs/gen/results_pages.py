@@ -120,6 +120,8 @@ LAST_BATCH_CPU = "results/bench/online-last-batch-cpu/table.out"
 # before the first candidate: simulated at three lengths, and on the machine.
 RESUME_SIM = "results/bench/online-resume/sim_table.out"
 RESUME_MACHINE = "results/bench/online-resume/machine/table.out"
+# A running pool made persistent in place where exploring chooses persistence (943994b).
+KEEP_POOL = "results/bench/online-keep-pool/machine/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -465,6 +467,16 @@ def online_page() -> str:
         [
             "On the machine, 12,000 steps, 2 rounds a side (`benchmarks/online_ab.sh`): both"
             " rounds of the new code resumed at step 4,800 and left the starved start:",
+        ],
+    )
+    lines += _output(
+        KEEP_POOL,
+        [
+            "A start with workers and no persistence, whose exploring chooses the same workers"
+            " persistent, keeps its running pool (`943994b`): it used to start every worker, and"
+            " its dataset's open, once more at the next epoch. On the machine, 3 rounds a side"
+            " (`results/bench/online-keep-pool`, with the simulated tables' changes in"
+            " `notes.md`):",
         ],
     )
     lines += _output(
