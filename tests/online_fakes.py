@@ -125,3 +125,8 @@ class Scripted:
 
     def epoch_ended(self):
         return None
+
+
+def step_at(index: int, segment_step: int, startup_s: float | None = None) -> Step:
+    """A 10 ms step that waited 1 ms, at `segment_step` of its segment (its start-up, if any)."""
+    return Step(index, 0.01, 0.001, segment_step, startup_s, backlog=None)

@@ -7,13 +7,18 @@ import os
 from dataclasses import replace
 
 import pytest
-from online_fakes import Indices, Scripted, _nothing_written_at_exit, as_lists  # noqa: F401
+from online_fakes import (  # noqa: F401
+    Indices,
+    Scripted,
+    _nothing_written_at_exit,
+    as_lists,
+    step_at,
+)
 from torch.utils.data import DataLoader, IterableDataset
 
 import autotune
 from autotune.online.climb_types import ClimbSettings, StopReason
 from autotune.online.inner import keep_past_epoch
-from autotune.online.meter import Step
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
@@ -96,10 +101,6 @@ def test_the_loader_keeps_its_pool_when_persistence_turns_on(deeper):
     assert pool._shutdown
 
 
-def _step(index, segment_step, startup_s=None, step_s=0.01):
-    return Step(index, step_s, 0.001, segment_step, startup_s, backlog=None)
-
-
 def test_the_choice_of_persistence_switches_at_once_where_the_pool_is_kept():
     """A script's pool without persistent workers, whose start-up is a large share of its short
     epochs: exploring's end chooses persistent workers and asks for them now (the loader keeps the
@@ -107,8 +108,8 @@ def test_the_choice_of_persistence_switches_at_once_where_the_pool_is_kept():
     start = LoaderConfig(num_workers=4, prefetch_factor=2)
     climb = HillClimb(start, TUNED, ClimbSettings(epoch_steps=30, usable_cpus=2, cuda=False))
     assert climb._startup_ahead_s(replace(start, persistent_workers=True)) == 0.0
-    climb.observe(_step(0, 0, startup_s=0.5))
+    climb.observe(step_at(0, 0, startup_s=0.5))
     for i in range(1, 20):
-        climb.observe(_step(i, i))
+        climb.observe(step_at(i, i))
     chosen = climb._stop(StopReason.BOUND)
     assert chosen == replace(start, persistent_workers=True) == climb.current

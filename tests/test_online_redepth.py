@@ -7,13 +7,18 @@ from dataclasses import replace
 
 import pytest
 import torch
-from online_fakes import Indices, Scripted, _nothing_written_at_exit, as_lists  # noqa: F401
+from online_fakes import (  # noqa: F401
+    Indices,
+    Scripted,
+    _nothing_written_at_exit,
+    as_lists,
+    step_at,
+)
 from torch.utils.data import DataLoader
 
 import autotune
 from autotune.online.climb_types import ClimbSettings, Request
 from autotune.online.inner import _TunedPoolIter, redepth
-from autotune.online.meter import Step
 from autotune.online.options import TUNED
 from autotune.online.policy import HillClimb
 from autotune.space.config import LoaderConfig
@@ -95,20 +100,16 @@ def test_the_loader_changes_the_depth_in_place_and_hands_out_every_batch(persist
     loader.close()
 
 
-def _step(index, segment_step, startup_s=None):
-    return Step(index, 0.01, 0.001, segment_step, startup_s, backlog=None)
-
-
 def test_a_depth_taken_in_place_starts_no_pool_and_keeps_the_pools_start_up():
     start = LoaderConfig(num_workers=4, prefetch_factor=2, persistent_workers=True)
     climb = HillClimb(start, TUNED, ClimbSettings(epoch_steps=600, usable_cpus=2, cuda=False))
-    climb.observe(_step(0, 0, startup_s=0.3))
+    climb.observe(step_at(0, 0, startup_s=0.3))
     deeper = replace(start, prefetch_factor=4)
     more = replace(start, num_workers=6)
     assert climb._startup_ahead_s(deeper) == 0.0  # the same pool, deeper
     assert climb._startup_ahead_s(more) == pytest.approx(0.3)  # a new pool
     climb._measure(Request(deeper))
-    climb.observe(_step(1, 0))  # no start-up: taken in place
+    climb.observe(step_at(1, 0))  # no start-up: taken in place
     assert climb.measured[deeper].startup_s == pytest.approx(0.3)
     assert climb.persistence(deeper).startup_s == pytest.approx(0.3)
 
