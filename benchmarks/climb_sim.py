@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: the repository root
+from autotune.burst.window import PullWaits  # noqa: E402
 from autotune.online.climb_types import ClimbSettings  # noqa: E402
 from autotune.online.meter import Step  # noqa: E402
 from autotune.online.options import TUNED  # noqa: E402
@@ -105,12 +106,15 @@ class Machine:
         handed: list[float] = []
         ended: int | None = None if policy.exploring else 0
         segment = 0
+        pulls = PullWaits()  # as the Meter keeps it
         for n in range(steps):
             epoch, k = divmod(n, self.epoch)
             times = self.times(epoch)
             entered = now
             config = switch_to or policy.current
             timed = True  # a pool starts or refills here: the step times its start-up
+            if k == 0:
+                pulls.new_epoch()  # Meter.epoch_ended
             if (
                 k == 0
                 and pool is not None
@@ -134,6 +138,7 @@ class Machine:
             elif pool is None or switch_to is not None or k == 0:
                 pool = self._start(config, now, k, times)
                 segment = 0
+                pulls.new_pool()
             switch_to = None
             if pool.config.num_workers == 0:
                 out = now + times[k] + (0.0 if self._main_opened else self.spec.open_ms / 1000)
@@ -157,6 +162,7 @@ class Machine:
                 work_cpu_s=0.0,
                 backlog=backlog,
                 epoch_step=k,
+                starved_s=pulls.starved(out - entered, backlog),
             )
             handed.append(out)
             self.now, self.pool = out, pool

@@ -23,8 +23,8 @@ POOL = LoaderConfig(num_workers=2, prefetch_factor=2)
 
 
 def _pool(workers: int, workers_cores: float | None) -> Measurement:
-    """100 steady steps at 25 batches/s, 3 s of their 4 s waiting on the loader, a 10 ms step
-    (100 batches/s fed) using a tenth of a core."""
+    """100 steady steps at 25 batches/s, 3 s of their 4 s waiting for batches not yet made, a
+    10 ms step (100 batches/s fed) using a tenth of a core."""
     m = Measurement(
         LoaderConfig(num_workers=workers, prefetch_factor=2),
         rates=[25.0],
@@ -32,6 +32,7 @@ def _pool(workers: int, workers_cores: float | None) -> Measurement:
         steady_steps=100,
         steady_s=4.0,
         steady_wait_s=3.0,
+        steady_starved_s=3.0,
         steady_work_cpu_s=0.1,
     )
     if workers_cores is not None:
@@ -55,7 +56,7 @@ def test_a_pool_predicts_nothing_unread_or_fed():
     unread = _pool(2, workers_cores=None)
     assert needed_workers(unread, unread, usable_cpus=2, max_workers=64) is None
     fed = _pool(2, workers_cores=0.1)
-    fed.steady_wait_s = 0.01  # the loop hardly waits: the rate is the step's, not the loader's
+    fed.steady_wait_s = fed.steady_starved_s = 0.01  # the loop hardly waits: the step's rate
     assert needed_workers(fed, fed, usable_cpus=2, max_workers=64) is None
 
 

@@ -41,7 +41,13 @@ from autotune.burst.pool_start import start_allowance_s
 from autotune.burst.result import BurstResult
 from autotune.burst.teardown import no_strays, release_loader, shielded
 from autotune.burst.watchdog import time_limit
-from autotune.burst.window import halves_agree, next_mark, window_complete, window_rate
+from autotune.burst.window import (
+    PullWaits,
+    halves_agree,
+    next_mark,
+    window_complete,
+    window_rate,
+)
 from autotune.errors import WorkloadError
 from autotune.space.config import LoaderConfig
 from autotune.telemetry.host import HostSampler
@@ -271,6 +277,7 @@ def _measure(
     epochs_before = epochs.epochs
     edges: list[int] = []  # marks that end an epoch, once whole epochs are measured
     marks = [next_mark([], t_window, 0, backlog(), 0.0)]
+    pulls, starved_s = PullWaits(marks[0].backlog), 0.0  # the verdict's wait (window.py)
     samples = steps = 0
     last_report = t_window
     steady = False
@@ -281,7 +288,9 @@ def _measure(
         steps += 1
         samples += batch_samples(batch, workload.batch_size)
         now = time.perf_counter()
-        marks.append(next_mark(marks, now, samples, backlog(), clock.wall_total("wait")))
+        level, waited = backlog(), clock.wall_total("wait")
+        starved_s += pulls.starved(waited - (marks[-1].waited or 0.0), level)
+        marks.append(next_mark(marks, now, samples, level, waited))
         elapsed = now - t_window
         if on_progress is not None and now - last_report >= 0.5:
             last_report = now
@@ -344,4 +353,5 @@ def _measure(
         backlog_start=marks[0].backlog,
         backlog_end=marks[-1].backlog,
         window_epochs=epochs.epochs - epochs_before,
+        starved_s=starved_s,
     ), measured

@@ -67,14 +67,55 @@ def _starved(a: Mark, b: Mark) -> float | None:
     return None
 
 
+def found_ready(backlog_before: int | None) -> bool:
+    """Whether finished batches were waiting when a pull began (`backlog_before`, read at the
+    previous hand-out; None: unknown)."""
+    return backlog_before is not None and backlog_before > 0
+
+
+@dataclass
+class PullWaits:
+    """How long one pool's pulls waited for batches not yet made (`starved`), pull by pull: the
+    wait its loader, not its step, caused. The online prediction reads a pool's rate as its
+    workers' only where it is real (online/predict.py), and a tie goes to the cheaper only where
+    its own is not (decision/verdict.py: takes_tie).
+
+    A pull that found no finished batch waited all its time for the loader. One that found some
+    may still wait: torch hands batches out in order, and the backlog counts batches finished out
+    of order behind a slow one (a convoy's head). Its wait past the hand-over is then the loader's;
+    the hand-over (receiving a batch from a worker, on a busy machine behind the workers for a
+    core) is the loop's own work, which more workers lengthen rather than shorten. It is taken as
+    the least wait of a pull that found finished batches, in this pool. Assumes the hand-over
+    varies little between pulls of one pool: what it varies is counted as starved, as is a batch
+    finished during the step before (the backlog read 0), both erring towards more workers."""
+
+    backlog: int | None = None  # at the last hand-out
+    handover_s: float | None = None  # the least wait of a pull that found finished batches
+
+    def starved(self, wait_s: float, backlog_after: int | None) -> float:
+        """One pull's wait for the loader; `backlog_after`, read as it handed its batch out."""
+        before, self.backlog = self.backlog, backlog_after
+        if not found_ready(before):
+            return wait_s
+        if self.handover_s is None or wait_s < self.handover_s:
+            self.handover_s = wait_s
+        return wait_s - self.handover_s
+
+    def new_epoch(self) -> None:
+        """iter() again: its first pull refills the pool."""
+        self.backlog = None
+
+    def new_pool(self) -> None:
+        self.backlog = self.handover_s = None
+
+
 def next_mark(
     marks: list[Mark], t: float, samples: int, backlog: int | None, waited: float | None
 ) -> Mark:
-    """The mark after `marks`' last. A pull that found finished batches waiting did not wait for
-    the loader: its time is the hand-over (receiving the batch from a worker, on a busy machine
-    behind the workers for a core), the loop's own work, which no loader makes faster. Counted
-    as waiting, it would read a filling buffer as a faster loader than a plain training loop
-    sustains (results/bench/hand-over)."""
+    """The mark after `marks`' last. A pull that found finished batches waiting is counted as the
+    hand-over of a ready batch, the loop's own work: counted as waiting, a filling buffer would
+    read as a faster loader than a plain training loop sustains (results/bench/hand-over). For
+    the rate's bound this errs towards the lower rate; `PullWaits` also counts a convoy's head."""
     last = marks[-1] if marks else None
     starved = None
     if (
@@ -84,7 +125,7 @@ def next_mark(
         and last.waited is not None
     ):
         wait = waited - last.waited
-        starved = last.starved + (wait if last.backlog is None or last.backlog == 0 else 0.0)
+        starved = last.starved + (0.0 if found_ready(last.backlog) else wait)
     elif last is None and waited is not None:
         starved = 0.0
     return Mark(t, samples, backlog, waited, starved)

@@ -6,7 +6,9 @@
 - the noise one piece carries (`noise_cv`),
 - whether two configurations tie (`verdict`), on the ratios of pieces measured back to back
   where they alternated (A, B, A, B: `pairs`), else on their means,
-- whether persistent_workers matters (`persistence_matters`).
+- whether persistent_workers matters (`persistence_matters`),
+- whether a wait is a real share of the loop's time (`starved`), and whether a tie goes to the
+  cheaper of two configurations (`takes_tie`).
 
 Bursts and windows differ in how many pieces their drivers take, and nothing else here: the
 verdict's `least` and `exhausted` say how few a driver judges on and when it takes no more."""
@@ -25,6 +27,7 @@ from autotune.decision.thresholds import (
     STALL_SHARE,
     TARGET,
     TOLERANCE_FLOOR,
+    WAITS_SHARE,
     Z,
 )
 from autotune.strenum import StrEnum
@@ -263,3 +266,18 @@ def persistence_matters(
     if restart_s is None or epoch_s is None or epoch_s <= 0:
         return None if measured_gain is None else False
     return restart_s >= MATTERS_SHARE * epoch_s
+
+
+def starved(share: float | None) -> bool:
+    """A wait of `share` of the loop's time is a real one: WAITS_SHARE or more. None: unknown."""
+    return share is not None and share >= WAITS_SHARE
+
+
+def takes_tie(cheaper: float | None, other: float | None) -> bool:
+    """Whether the cheaper of two tied configurations is chosen, from the share of its time each
+    one's loop waited for batches not yet made (burst/window.py's PullWaits: hand-overs of ready
+    batches left out): not where the cheaper one's is real (`starved`) and the other's is not.
+    That wait is time its steps lose and the other's do not, which the rates' noise can hide: a
+    loader with stragglers delivers in convoys, and its windows scatter by more than the
+    difference between a fed pool and a starved one (results/bench/climb-sim)."""
+    return not (starved(cheaper) and not starved(other))

@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from autotune.decision.thresholds import FALLEN, GROWTH, HARD_LIMIT, TOP_SHARE, WAITS_SHARE
+from autotune.decision.thresholds import FALLEN, GROWTH, HARD_LIMIT, TOP_SHARE
+from autotune.decision.verdict import starved
 from autotune.space.space import max_workers_for
 
 # (top, wanted) -> the largest count in (top, wanted] that fits in memory, else None with why.
@@ -57,7 +58,8 @@ class Evidence:
     workers: int  # the best's
     rate: float  # the best's
     rate_by_workers: Mapping[int, float]  # the best rate measured at each worker count
-    wait_share: float | None  # the share of the best's step spent waiting on the loader
+    # the share of the best's step spent waiting for batches not yet made (hand-overs left out)
+    wait_share: float | None
     # Why more workers would compute rather than wait (the CPUs are busy, or the fetch measured
     # at num_workers=0 computes); None where they would wait.
     computes: str | None = None
@@ -95,7 +97,7 @@ def growth_stop(ev: Evidence, top: int) -> str | None:
             f"the rate fell past the best's {ev.workers} workers ({more} workers:"
             f" {fallen[more]:.0f} against {ev.rate:.0f} samples/s)"
         )
-    if ev.wait_share is None or ev.wait_share < WAITS_SHARE:
+    if not starved(ev.wait_share):
         waits = "n/a" if ev.wait_share is None else f"{100 * ev.wait_share:.0f}%"
         return (
             f"the best ({ev.label}) waits for data {waits} of the step:"

@@ -7,8 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from autotune.burst.window import Mark, next_mark, span_rate
-from autotune.decision.thresholds import WAITS_SHARE
-from autotune.decision.verdict import Pieces
+from autotune.decision.verdict import Pieces, starved
 from autotune.online.meter import Step
 from autotune.space.config import LoaderConfig
 
@@ -33,6 +32,7 @@ class Measurement:
     steady_steps: int = 0
     steady_s: float = 0.0
     steady_wait_s: float = 0.0
+    steady_starved_s: float = 0.0  # the part of the wait on batches not yet made (Step.starved)
     steady_wait_cpu_s: float = 0.0  # the process's, inside __next__
     steady_work_cpu_s: float = 0.0  # the process's, in the loop's own work
     # Its workers' CPU seconds over its steady windows, and the wall seconds they were read over
@@ -50,9 +50,9 @@ class Measurement:
     checked: bool = False  # a run's check of the remembered best held it (online/memory.py)
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
-    # Each closed window's steady step time and wait inside it, in the order of `rates`: a
-    # stalled window's are left out of the wait share (`wait_share`).
-    _window_waits: list[tuple[float, float]] = field(default_factory=list)
+    # Each closed window's steady step time, wait inside it and the starved part of that wait, in
+    # the order of `rates`: a stalled window's are left out of the wait shares (`_share`).
+    _window_waits: list[tuple[float, float, float]] = field(default_factory=list)
 
     def add(self, step: Step, least: int, most: int | None = None, min_s: float = 0.0) -> bool:
         """One steady step; True when it completed a window: `least` steps or more, and `min_s`
@@ -65,17 +65,20 @@ class Measurement:
         if n < least or (self._window_s < min_s and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
-        self._append(rate, span, self._window_s, sum(x.wait_s for x in self._window))
+        waits = (sum(x.wait_s for x in self._window), sum(x.starved for x in self._window))
+        self._append(rate, span, self._window_s, *waits)
         self._new_window()
         return True
 
-    def _append(self, rate: float, span: float, steady_s: float, wait_s: float) -> None:
+    def _append(
+        self, rate: float, span: float, steady_s: float, wait_s: float, starved_s: float
+    ) -> None:
         """A closed window: its rate, the seconds it is over, and the steady step time and the
-        wait inside it that a stall leaves out of the wait share."""
+        waits inside it that a stall leaves out of the wait shares."""
         self.rates.append(rate)
         self.spans.append(span)
         self.at.append(float(next(_ORDER)))
-        self._window_waits.append((steady_s, wait_s))
+        self._window_waits.append((steady_s, wait_s, starved_s))
 
     def add_to_epoch(self, step: Step, steady: bool) -> None:
         """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
@@ -98,7 +101,7 @@ class Measurement:
         self._new_window()
         if n < 2 or seconds <= 0:
             return False
-        self._append(n / seconds, seconds, 0.0, 0.0)  # a whole epoch's wait is the epoch's
+        self._append(n / seconds, seconds, 0.0, 0.0, 0.0)  # a whole epoch's wait is the epoch's
         return True
 
     def _steady(self, step: Step) -> None:
@@ -106,6 +109,7 @@ class Measurement:
         self.steady_steps += 1
         self.steady_s += step.step_s
         self.steady_wait_s += step.wait_s
+        self.steady_starved_s += step.starved
         self.steady_wait_cpu_s += step.wait_cpu_s
         self.steady_work_cpu_s += step.work_cpu_s
 
@@ -175,17 +179,28 @@ class Measurement:
         it was chosen on."""
         return self.pieces.shown_mean
 
+    def _share(self, wait_s: float, part: int) -> float | None:
+        """`wait_s`'s share of its steady steps' time, stalled windows (Pieces.stalled) left out:
+        a pause of the whole process is waited through in `__next__` without saying anything of
+        the loader. `part`: the wait's place in `_window_waits`."""
+        steady_s = self.steady_s
+        if len(self._window_waits) == len(self.rates):
+            for stalled, window in zip(self.pieces.stalled, self._window_waits, strict=True):
+                if stalled:
+                    steady_s, wait_s = steady_s - window[0], wait_s - window[part]
+        return wait_s / steady_s if steady_s > 0 else None
+
     @property
     def wait_share(self) -> float | None:
-        """The share of its steady steps' time spent waiting inside `__next__`, stalled windows
-        (Pieces.stalled) left out: a pause of the whole process is waited through in
-        `__next__` without saying anything of the loader."""
-        steady_s, wait_s = self.steady_s, self.steady_wait_s
-        if len(self._window_waits) == len(self.rates):
-            for stalled, (s, w) in zip(self.pieces.stalled, self._window_waits, strict=True):
-                if stalled:
-                    steady_s, wait_s = steady_s - s, wait_s - w
-        return wait_s / steady_s if steady_s > 0 else None
+        """The share of its steady steps' time spent waiting inside `__next__`, ready batches'
+        hand-overs included."""
+        return self._share(self.steady_wait_s, 1)
+
+    @property
+    def short_share(self) -> float | None:
+        """The share of its steady steps' time this rank's loop waited for batches not yet made
+        (Step.starved): its wait with the hand-overs of ready batches left out."""
+        return self._share(self.steady_starved_s, 2)
 
     @property
     def wait_pct(self) -> float | None:
@@ -196,14 +211,21 @@ class Measurement:
     def starved_share(self) -> float | None:
         """The share of its time the most starved rank's loop waits on the loader."""
         return max(
-            (s for s in (self.wait_share, self.peer_wait_share) if s is not None), default=None
+            (s for s in (self.wait_share, self.peer_wait_share) if s is not None),
+            default=None,
         )
 
     @property
     def starved(self) -> bool:
         """The loop still waits a real share of its time on the loader (on any rank)."""
-        share = self.starved_share
-        return share is not None and share >= WAITS_SHARE
+        return starved(self.starved_share)
+
+    @property
+    def short(self) -> bool:
+        """Its loader, not its step, set its rate: the loop waited a real share of its time for
+        batches not yet made (`short_share`). A pool whose loop waited only for hand-overs of
+        ready batches ran at its step's rate, which says nothing of its workers' speed."""
+        return starved(self.short_share)
 
 
 def window_rate(steps: list[Step]) -> tuple[float, float]:

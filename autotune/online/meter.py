@@ -8,7 +8,8 @@
   worker) and in the loop's own work between two calls (the cores the step keeps busy);
 - backlog: where the caller can read it, the batches the workers finished that the loop has not
   taken yet, just after this one was handed out (burst/backlog.py): a window's rate is then what
-  the loader produced, not the buffer it drained;
+  the loader produced, not the buffer it drained, and a wait that began on a ready batch is its
+  hand-over, not starvation (starved: burst/window.py's `PullWaits`);
 - start-up: a switch's cost, from retiring the old inner loader to the first batch of the new one.
   It lies inside that `__next__` call, so it is also in that step's wait and step time: the
   exploration pays for it like any other slow step.
@@ -21,6 +22,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+from autotune.burst.window import PullWaits
 
 Clock = Callable[[], float]
 
@@ -38,6 +41,14 @@ class Step:
     work_cpu_s: float = 0.0  # the process's CPU time in the loop's own work before this call
     backlog: int | None = None  # finished batches not yet taken, after this one; None: unknown
     epoch_step: int | None = None  # batches of this epoch handed out before this one; None: unknown
+    # The part of wait_s spent on a batch not yet made (burst/window.py: PullWaits); None:
+    # unknown, all of it.
+    starved_s: float | None = None
+
+    @property
+    def starved(self) -> float:
+        """Seconds of its wait the loop waited for the loader, its hand-over left out."""
+        return self.wait_s if self.starved_s is None else self.starved_s
 
 
 class Meter:
@@ -52,6 +63,7 @@ class Meter:
         self._switched_at: float | None = None
         self._segment_step = 0
         self._epoch_step = 0
+        self._pulls = PullWaits()
         self.count = 0
         self.wait_s = 0.0
         self.startup_s = 0.0  # every switch's start-up
@@ -67,6 +79,8 @@ class Meter:
         no start-up to time."""
         self._switched_at = self.clock() if new_pool else None
         self._segment_step = 0
+        if new_pool:
+            self._pulls.new_pool()
 
     def handed_out(self, backlog: int | None = None) -> Step:
         now = self.clock()
@@ -84,6 +98,7 @@ class Meter:
             self._work_cpu,
             backlog,
             self._epoch_step,
+            self._pulls.starved(wait, backlog),
         )
         self._out_cpu = out_cpu
         if startup is not None:
@@ -101,6 +116,7 @@ class Meter:
         self._entered = None
         self._out_cpu = None
         self._epoch_step = 0
+        self._pulls.new_epoch()
 
 
 # The loader's first batches, paid with or without tuning: the first one's wait is the starting

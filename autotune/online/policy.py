@@ -99,6 +99,10 @@ RAM_WAIT_S = 1.0
 # past them each step costs nothing more, and the memory's file (written at exit, read at the
 # next run's start) does not grow with the training's length.
 SETTLED_WINDOWS = 64
+# The plan's rounds of feeding a starved best, trying fewer workers for a fed one and confirming
+# the best: a best read fed on its first windows may read starved on those that confirm it, and
+# is fed again. Bounded: a round that measures nothing new changes nothing.
+PASSES = 3
 
 
 class Policy(Protocol):
@@ -406,6 +410,7 @@ class HillClimb:
         r.early_steps += 1
         r.early_s += step.step_s
         r.early_wait_s += step.wait_s
+        r.early_starved_s += step.starved
         if r.early_steps < s.window(self.current)[0] or r.early_s <= 0:
             return False
         r.early_read = True
@@ -430,7 +435,8 @@ class HillClimb:
             # epoch's with this run's start-up) is the one window
             assert r.rate
             m.rates, m.spans, m.at = [r.rate], [r.early_steps / r.rate], []
-            m.steady_steps, m.steady_s, m.steady_wait_s = r.early_steps, r.early_s, r.early_wait_s
+            m.steady_steps, m.steady_s = r.early_steps, r.early_s
+            m.steady_wait_s, m.steady_starved_s = r.early_wait_s, r.early_starved_s
         else:
             fresh = m.pieces
             m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
@@ -713,19 +719,27 @@ class HillClimb:
             jump = self._needed()
             if jump is not None:
                 yield from self._try(self._jumped(self.range.admit(jump)))
-        while self.best.starved:  # still waiting on the loader: feed it more
-            for cand in self._deeper():
-                if (yield from self._try(cand)):
+        for _ in range(PASSES):
+            while self.best.starved:  # still waiting on the loader: feed it more
+                for cand in self._deeper():
+                    if (yield from self._try(cand)):
+                        break
+                else:
                     break
-            else:
+            while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
+                fewer = self._rung(self.best.config.num_workers, -1)
+                if fewer is None or not (
+                    yield from self._try(self._candidate("num_workers", fewer))
+                ):
+                    break
+            yield from self._confirm()
+            if not self.best.starved:
                 break
-        while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
-            fewer = self._rung(self.best.config.num_workers, -1)
-            if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
-                break
+            # Fed on the windows it was judged on, starved on those that confirmed it (a loader
+            # with stragglers scatters): fed again from here.
         if "pin_memory" in self.tuned and s.cuda:
             yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
-        yield from self._confirm()
+            yield from self._confirm()
 
     def _candidate(self, name: str, value: object) -> LoaderConfig:
         """The best with one knob changed. Where persistence is tuned, candidates keep their
@@ -885,7 +899,8 @@ class HillClimb:
         return refused is not None
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
-        """`cand` takes the best's place if faster beyond noise, or tied and cheaper."""
+        """`cand` takes the best's place if faster beyond noise, or tied and cheaper (unless it
+        waits for the loader and the best does not: decision/verdict.py's `takes_tie`)."""
         if cand.failed:
             return False
         # RAM ranks only where both were read (a reading runs on a thread and may not be in yet):
@@ -893,7 +908,8 @@ class HillClimb:
         rams = (cand.ram_mib, self.best.ram_mib)
         cand_ram, best_ram = (None, None) if None in rams else rams
         cheaper = cost(cand.config, cand_ram) < cost(self.best.config, best_ram)
-        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and cheaper):
+        tie = cheaper and brain.takes_tie(cand.short_share, self.best.short_share)
+        if verdict is Verdict.BETTER or (verdict is Verdict.TIED and tie):
             self.best = cand
             return True
         return False

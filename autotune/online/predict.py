@@ -76,7 +76,7 @@ def _one_worker(at_zero: Measurement) -> LoaderProbe | None:
 def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
     """One worker, as a starved pool's own workers showed it (the module's second way)."""
     w, cores, rate = pool.config.num_workers, pool.workers_cores, pool.steady_rate
-    if w < 1 or cores is None or not pool.starved or rate is None:
+    if w < 1 or cores is None or not pool.short or rate is None:
         return None
     cpu_s = cores / rate  # the workers' CPU per batch
     fetch_s = cpu_s if cores >= SATURATED * free_cores else w / rate
@@ -95,7 +95,7 @@ def _pool_worker(pool: Measurement, free_cores: float) -> LoaderProbe | None:
 def _starved(m: Measurement) -> LoaderProbe | None:
     """A starved configuration's rate is its loader's: the scaling seen at its worker count."""
     w, rate = m.config.num_workers, m.steady_rate
-    if w < 2 or not m.starved or rate is None:
+    if w < 2 or not m.short or rate is None:
         return None
     return LoaderProbe(
         workers=w,

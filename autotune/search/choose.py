@@ -91,6 +91,15 @@ class Candidate:
         return self.pieces.mean
 
     @property
+    def short_share(self) -> float:
+        """The share of its bursts' windows the loop waited for batches not yet made
+        (BurstResult.short_share), over all of them."""
+        window_s = sum(t.burst.window_s for t in self.trials)
+        return sum(t.burst.short_share * t.burst.window_s for t in self.trials) / max(
+            window_s, 1e-12
+        )
+
+    @property
     def peak_pss_mib(self) -> float:
         return max(t.burst.host.peak_pss_mib for t in self.trials)
 
@@ -196,6 +205,16 @@ def recorded(chosen: Candidate, trials: list[TrialRecord]) -> Pieces:
     )
 
 
+def _wins(fastest: Candidate, c: Candidate, cv: float | None, pcv: float | None) -> bool:
+    """Whether `c`, cheaper than the fastest mean and within its noise, is chosen over it: it is
+    faster pair by pair, or tied and not short of batches where the fastest is not
+    (brain.takes_tie)."""
+    verdict = judge(fastest, c, cv, True, pcv)
+    return verdict is Verdict.BETTER or (
+        verdict is Verdict.TIED and brain.takes_tie(c.short_share, fastest.short_share)
+    )
+
+
 def choose(candidates: list[Candidate]) -> Choice | None:
     remeasured = [c for c in candidates if c.n >= 2]
     # One re-measured configuration alone is no contest: where the budget ended after a single
@@ -223,11 +242,7 @@ def choose(candidates: list[Candidate]) -> Choice | None:
     # the difference decides beyond TARGET (as the online climb's does after its most windows).
     # Pair by pair, a cheaper one may even be faster than the fastest mean (the means weigh
     # pieces taken on a slower machine): it wins as a tie would.
-    chosen = next(
-        c
-        for c in within
-        if c is fastest or judge(fastest, c, cv, True, pcv) in (Verdict.TIED, Verdict.BETTER)
-    )
+    chosen = next(c for c in within if c is fastest or _wins(fastest, c, cv, pcv))
     if widest is None:
         return Choice(chosen, fastest, within, cv, TOLERANCE_FLOOR, pcv)
     return Choice(chosen, fastest, within, cv, widest.band, pcv, widest.paired)
