@@ -976,33 +976,3 @@ def test_a_best_whose_rival_lies_beyond_the_band_is_not_measured_again():
     }
     climb.best = climb.measured[fast]
     assert list(climb._confirm()) == []
-
-
-@dataclass
-class ReadsFedFirst(Loop):
-    """The script's w8 pf2 is fed on its first steps and starved after (a loader with stragglers
-    that its first window missed); fewer workers are starved and slower, a deeper prefetch or more
-    workers feed the step."""
-
-    start: LoaderConfig = LoaderConfig(num_workers=8, prefetch_factor=2)
-    calls: int = 0
-
-    def timing(self, config: LoaderConfig) -> tuple[float, float]:
-        if config == self.start:
-            self.calls += 1
-            return (0.020, 0.0002) if self.calls <= 40 else (0.024, 0.0042)
-        if config.num_workers < self.start.num_workers:
-            return 0.026, 0.0062
-        return 0.020, 0.0002
-
-
-@pytest.mark.parametrize("passes, fed_again", [(1, False), (3, True)])
-def test_a_best_read_starved_once_confirmed_is_fed_again(monkeypatch, passes, fed_again):
-    from autotune.online import policy
-
-    monkeypatch.setattr(policy, "PASSES", passes)
-    loop = ReadsFedFirst()
-    climb = HillClimb(loop.start, TUNED, _settings())
-    loop.run(climb)
-    assert climb.best.starved is not fed_again
-    assert (climb.best.config != loop.start) is fed_again

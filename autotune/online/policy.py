@@ -99,10 +99,6 @@ RAM_WAIT_S = 1.0
 # past them each step costs nothing more, and the memory's file (written at exit, read at the
 # next run's start) does not grow with the training's length.
 SETTLED_WINDOWS = 64
-# The plan's rounds of feeding a starved best, trying fewer workers for a fed one and confirming
-# the best: a best read fed on its first windows may read starved on those that confirm it, and
-# is fed again. Bounded: a round that measures nothing new changes nothing.
-PASSES = 3
 
 
 class Policy(Protocol):
@@ -719,27 +715,19 @@ class HillClimb:
             jump = self._needed()
             if jump is not None:
                 yield from self._try(self._jumped(self.range.admit(jump)))
-        for _ in range(PASSES):
-            while self.best.starved:  # still waiting on the loader: feed it more
-                for cand in self._deeper():
-                    if (yield from self._try(cand)):
-                        break
-                else:
+        while self.best.starved:  # still waiting on the loader: feed it more
+            for cand in self._deeper():
+                if (yield from self._try(cand)):
                     break
-            while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
-                fewer = self._rung(self.best.config.num_workers, -1)
-                if fewer is None or not (
-                    yield from self._try(self._candidate("num_workers", fewer))
-                ):
-                    break
-            yield from self._confirm()
-            if not self.best.starved:
+            else:
                 break
-            # Fed on the windows it was judged on, starved on those that confirmed it (a loader
-            # with stragglers scatters): fed again from here.
+        while "num_workers" in self.tuned and not self.best.starved:  # fed: fewer may do
+            fewer = self._rung(self.best.config.num_workers, -1)
+            if fewer is None or not (yield from self._try(self._candidate("num_workers", fewer))):
+                break
         if "pin_memory" in self.tuned and s.cuda:
             yield from self._try(self._candidate("pin_memory", not self.best.config.pin_memory))
-            yield from self._confirm()
+        yield from self._confirm()
 
     def _candidate(self, name: str, value: object) -> LoaderConfig:
         """The best with one knob changed. Where persistence is tuned, candidates keep their
@@ -900,7 +888,7 @@ class HillClimb:
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper (unless it
-        waits for the loader and the best does not: decision/verdict.py's `takes_tie`)."""
+        waits for batches not yet made and the best does not: decision/verdict.py's `takes_tie`)."""
         if cand.failed:
             return False
         # RAM ranks only where both were read (a reading runs on a thread and may not be in yet):
