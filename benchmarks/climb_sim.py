@@ -162,7 +162,7 @@ class Machine:
                 work_cpu_s=0.0,
                 backlog=backlog,
                 epoch_step=k,
-                starved_s=pulls.starved(out - entered, backlog),
+                unready_s=pulls.unready(out - entered, backlog),
             )
             handed.append(out)
             self.now, self.pool = out, pool

@@ -26,18 +26,18 @@ from autotune.space.config import LoaderConfig
 
 def test_a_pull_that_found_no_batch_waited_all_its_time_for_the_loader():
     pulls = PullWaits()
-    assert pulls.starved(0.030, 0) == 0.030  # unknown before: all of it
-    assert pulls.starved(0.020, 2) == 0.020  # none was ready when it began
+    assert pulls.unready(0.030, 0) == 0.030  # unknown before: all of it
+    assert pulls.unready(0.020, 2) == 0.020  # none was ready when it began
 
 
 def test_a_pull_that_found_batches_waited_only_past_the_least_hand_over():
     pulls = PullWaits(backlog=3)
-    assert pulls.starved(0.002, 3) == 0.0  # the least hand-over so far: all of it
-    assert pulls.starved(0.0015, 2) == 0.0  # a shorter one is the new least
+    assert pulls.unready(0.002, 3) == 0.0  # the least hand-over so far: all of it
+    assert pulls.unready(0.0015, 2) == 0.0  # a shorter one is the new least
     # A convoy's head: later batches were ready, the next in order was not.
-    assert pulls.starved(0.0515, 5) == pytest.approx(0.050)
+    assert pulls.unready(0.0515, 5) == pytest.approx(0.050)
     pulls.new_epoch()
-    assert pulls.starved(0.010, 4) == 0.010  # iter() again: nothing known to be ready
+    assert pulls.unready(0.010, 4) == 0.010  # iter() again: nothing known to be ready
     assert pulls.handover_s == 0.0015  # the same pool: its hand-over is kept
     pulls.new_pool()
     assert (pulls.backlog, pulls.handover_s) == (None, None)
@@ -59,20 +59,20 @@ def test_the_meter_counts_a_ready_batchs_hand_over_apart_from_the_wait():
     for backlog in (0, 4, 4, 3):
         meter.enter()
         steps.append(meter.handed_out(backlog))
-    assert steps[0].starved == pytest.approx(0.010)  # the first pull knew nothing ready
-    assert steps[1].starved == pytest.approx(0.0015)  # the backlog before it read 0
-    assert steps[2].starved == 0.0  # batches were ready: its 2 ms are the least hand-over
-    assert steps[3].starved == 0.0
+    assert steps[0].unready == pytest.approx(0.010)  # the first pull knew nothing ready
+    assert steps[1].unready == pytest.approx(0.0015)  # the backlog before it read 0
+    assert steps[2].unready == 0.0  # batches were ready: its 2 ms are the least hand-over
+    assert steps[3].unready == 0.0
     meter.enter()
     meter.switching()  # a new pool: nothing is known to be ready in it
-    assert meter.handed_out(4).starved == pytest.approx(0.0015)
+    assert meter.handed_out(4).unready == pytest.approx(0.0015)
 
 
-def _pool(config: LoaderConfig, steps: int, step_s: float, wait_s: float, short_s: float):
+def _pool(config: LoaderConfig, steps: int, step_s: float, wait_s: float, unready_s: float):
     """A pool's measurement over `steps` steady steps, its workers' CPU read at 0.5 cores."""
     m = Measurement(config)
     for i in range(steps):
-        m.add(Step(i, step_s, wait_s, i, None, wait_cpu_s=1e-4, starved_s=short_s), least=8)
+        m.add(Step(i, step_s, wait_s, i, None, wait_cpu_s=1e-4, unready_s=unready_s), least=8)
     m.add_workers_cpu((0.0, 0.0), (0.5 * steps * step_s, steps * step_s))
     return m
 
@@ -98,22 +98,22 @@ def test_a_tie_goes_to_the_cheaper_unless_only_it_waits_for_batches():
 CHEAP, DEAR = cfg(6), cfg(8)
 
 
-def _offline(cheap_short: float, dear_short: float) -> LoaderConfig:
+def _offline(cheap_unready: float, dear_unready: float) -> LoaderConfig:
     trials = []
     for config, rate, short in (
-        (CHEAP, 78.0, cheap_short),
-        (CHEAP, 80.0, cheap_short),
-        (DEAR, 80.0, dear_short),
-        (DEAR, 81.0, dear_short),
+        (CHEAP, 78.0, cheap_unready),
+        (CHEAP, 80.0, cheap_unready),
+        (DEAR, 80.0, dear_unready),
+        (DEAR, 81.0, dear_unready),
     ):
-        result = replace(burst(config, rate), wait_s=0.13, starved_s=short)
+        result = replace(burst(config, rate), wait_s=0.13, unready_s=short)
         trials.append(TrialRecord(len(trials), config, TrialStatus.OK, result))
     choice = choose(group(trials))
     assert choice is not None and {c.config for c in choice.equivalent} == {CHEAP, DEAR}
     return choice.chosen.config
 
 
-def _online(cheap_short: float, dear_short: float) -> LoaderConfig:
+def _online(cheap_unready: float, dear_unready: float) -> LoaderConfig:
     settings = ClimbSettings(
         epoch_steps=None, usable_cpus=2, cuda=False, min_windows=1, max_windows=2
     )
@@ -127,12 +127,12 @@ def _online(cheap_short: float, dear_short: float) -> LoaderConfig:
             steady_steps=100,
             steady_s=1.0,
             steady_wait_s=0.13,
-            steady_starved_s=short,
+            steady_unready_s=short,
         )
 
     best, cand = (
-        measured(DEAR, [80.0, 81.0], dear_short),
-        measured(CHEAP, [78.0, 80.0], cheap_short),
+        measured(DEAR, [80.0, 81.0], dear_unready),
+        measured(CHEAP, [78.0, 80.0], cheap_unready),
     )
     climb.measured = {DEAR: best, CHEAP: cand}
     climb.best = best
@@ -143,13 +143,13 @@ def _online(cheap_short: float, dear_short: float) -> LoaderConfig:
 
 
 @pytest.mark.parametrize(
-    "cheap_short, dear_short, chosen",
+    "cheap_unready, dear_unready, chosen",
     [
         (0.0, 0.0, CHEAP),  # both fed: the cheaper
         (0.10, 0.10, CHEAP),  # both short of batches: the cheaper
         (0.10, 0.0, DEAR),  # only the cheaper waits for batches: its wait is time it loses
     ],
 )
-def test_both_drivers_break_a_tie_the_same_way(cheap_short, dear_short, chosen):
-    assert _offline(cheap_short, dear_short) == chosen
-    assert _online(cheap_short, dear_short) == chosen
+def test_both_drivers_break_a_tie_the_same_way(cheap_unready, dear_unready, chosen):
+    assert _offline(cheap_unready, dear_unready) == chosen
+    assert _online(cheap_unready, dear_unready) == chosen

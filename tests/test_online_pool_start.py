@@ -32,7 +32,7 @@ def _pool(workers: int, workers_cores: float | None) -> Measurement:
         steady_steps=100,
         steady_s=4.0,
         steady_wait_s=3.0,
-        steady_starved_s=3.0,
+        steady_unready_s=3.0,
         steady_work_cpu_s=0.1,
     )
     if workers_cores is not None:
@@ -56,7 +56,7 @@ def test_a_pool_predicts_nothing_unread_or_fed():
     unread = _pool(2, workers_cores=None)
     assert needed_workers(unread, unread, usable_cpus=2, max_workers=64) is None
     fed = _pool(2, workers_cores=0.1)
-    fed.steady_wait_s = fed.steady_starved_s = 0.01  # the loop hardly waits: the step's rate
+    fed.steady_wait_s = fed.steady_unready_s = 0.01  # the loop hardly waits: the step's rate
     assert needed_workers(fed, fed, usable_cpus=2, max_workers=64) is None
 
 

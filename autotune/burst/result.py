@@ -44,9 +44,9 @@ class BurstResult:
     restart_cost_s: float = 0.0  # what one epoch boundary costs over a steady step
     epoch_samples: int | None = None  # None: the loader has no length
     window_epochs: int = 0  # epoch boundaries the timed window crossed
-    # The part of wait_s spent on batches not yet made (window.py: starved_wait); None: recorded
+    # The part of wait_s spent on batches not yet made (window.py: PullWaits); None: recorded
     # before it was kept, or the backlog unread (all of the wait).
-    starved_s: float | None = None
+    unready_s: float | None = None
 
     @property
     def steady_rate(self) -> float:
@@ -92,11 +92,11 @@ class BurstResult:
         return self.window_s / max(1, self.steps)
 
     @property
-    def short_share(self) -> float:
+    def unready_share(self) -> float:
         """The share of the window the loop waited for batches not yet made: its wait with the
         hand-overs of ready batches left out (window.py: PullWaits)."""
-        starved = self.wait_s if self.starved_s is None else self.starved_s
-        return starved / max(self.window_s, 1e-12)
+        unready = self.wait_s if self.unready_s is None else self.unready_s
+        return unready / max(self.window_s, 1e-12)
 
     def shares(self) -> dict[str, float]:
         """Percent of the window's wall time: wait + copy + compute + other = 100."""

@@ -277,7 +277,7 @@ def _measure(
     epochs_before = epochs.epochs
     edges: list[int] = []  # marks that end an epoch, once whole epochs are measured
     marks = [next_mark([], t_window, 0, backlog(), 0.0)]
-    pulls, starved_s = PullWaits(marks[0].backlog), 0.0  # the verdict's wait (window.py)
+    pulls, unready_s = PullWaits(marks[0].backlog), 0.0  # waits for batches not yet made
     samples = steps = 0
     last_report = t_window
     steady = False
@@ -289,7 +289,7 @@ def _measure(
         samples += batch_samples(batch, workload.batch_size)
         now = time.perf_counter()
         level, waited = backlog(), clock.wall_total("wait")
-        starved_s += pulls.starved(waited - (marks[-1].waited or 0.0), level)
+        unready_s += pulls.unready(waited - (marks[-1].waited or 0.0), level)
         marks.append(next_mark(marks, now, samples, level, waited))
         elapsed = now - t_window
         if on_progress is not None and now - last_report >= 0.5:
@@ -353,5 +353,5 @@ def _measure(
         backlog_start=marks[0].backlog,
         backlog_end=marks[-1].backlog,
         window_epochs=epochs.epochs - epochs_before,
-        starved_s=starved_s,
+        unready_s=unready_s,
     ), measured

@@ -75,7 +75,7 @@ def found_ready(backlog_before: int | None) -> bool:
 
 @dataclass
 class PullWaits:
-    """How long one pool's pulls waited for batches not yet made (`starved`), pull by pull: the
+    """How long one pool's pulls waited for batches not yet made (`unready`), pull by pull: the
     wait its loader, not its step, caused. The online prediction reads a pool's rate as its
     workers' only where it is real (online/predict.py), and a tie goes to the cheaper only where
     its own is not (decision/verdict.py: takes_tie).
@@ -86,13 +86,13 @@ class PullWaits:
     the hand-over (receiving a batch from a worker, on a busy machine behind the workers for a
     core) is the loop's own work, which more workers lengthen rather than shorten. It is taken as
     the least wait of a pull that found finished batches, in this pool. Assumes the hand-over
-    varies little between pulls of one pool: what it varies is counted as starved, as is a batch
+    varies little between pulls of one pool: what it varies is counted as unready, as is a batch
     finished during the step before (the backlog read 0), both erring towards more workers."""
 
     backlog: int | None = None  # at the last hand-out
     handover_s: float | None = None  # the least wait of a pull that found finished batches
 
-    def starved(self, wait_s: float, backlog_after: int | None) -> float:
+    def unready(self, wait_s: float, backlog_after: int | None) -> float:
         """One pull's wait for the loader; `backlog_after`, read as it handed its batch out."""
         before, self.backlog = self.backlog, backlog_after
         if not found_ready(before):

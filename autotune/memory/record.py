@@ -34,7 +34,7 @@ class Windows(BaseModel):
     steady_wait_s: float = 0.0
     # The part of that wait on batches not yet made; None: written before it was kept (read as
     # all of the wait).
-    steady_starved_s: float | None = None
+    steady_unready_s: float | None = None
     steady_wait_cpu_s: float = 0.0
     steady_work_cpu_s: float = 0.0
     failed: str | None = None

@@ -135,7 +135,7 @@ class Reuse:
     early_steps: int = 0
     early_s: float = 0.0
     early_wait_s: float = 0.0
-    early_starved_s: float = 0.0
+    early_unready_s: float = 0.0
     early_read: bool = False
     # This run's first pool start-up and the remembered best's (iter() to its first batch): a
     # slower fetch hidden from the first epoch's steps by the batches in flight shows in it.

@@ -32,7 +32,7 @@ class Measurement:
     steady_steps: int = 0
     steady_s: float = 0.0
     steady_wait_s: float = 0.0
-    steady_starved_s: float = 0.0  # the part of the wait on batches not yet made (Step.starved)
+    steady_unready_s: float = 0.0  # the part of the wait on batches not yet made (Step.unready)
     steady_wait_cpu_s: float = 0.0  # the process's, inside __next__
     steady_work_cpu_s: float = 0.0  # the process's, in the loop's own work
     # Its workers' CPU seconds over its steady windows, and the wall seconds they were read over
@@ -50,8 +50,8 @@ class Measurement:
     checked: bool = False  # a run's check of the remembered best held it (online/memory.py)
     _window: list[Step] = field(default_factory=list)
     _window_s: float = 0.0  # the open window's step time, kept as it grows (this runs every step)
-    # Each closed window's steady step time, wait inside it and the starved part of that wait, in
-    # the order of `rates`: a stalled window's are left out of the wait shares (`_share`).
+    # Each closed window's steady step time, the wait inside it and that wait's part on batches not
+    # yet made, in the order of `rates`: a stalled window's are left out of the shares (`_share`).
     _window_waits: list[tuple[float, float, float]] = field(default_factory=list)
 
     def add(self, step: Step, least: int, most: int | None = None, min_s: float = 0.0) -> bool:
@@ -65,20 +65,20 @@ class Measurement:
         if n < least or (self._window_s < min_s and (most is None or n < most)):
             return False
         rate, span = window_rate(self._window)
-        waits = (sum(x.wait_s for x in self._window), sum(x.starved for x in self._window))
+        waits = (sum(x.wait_s for x in self._window), sum(x.unready for x in self._window))
         self._append(rate, span, self._window_s, *waits)
         self._new_window()
         return True
 
     def _append(
-        self, rate: float, span: float, steady_s: float, wait_s: float, starved_s: float
+        self, rate: float, span: float, steady_s: float, wait_s: float, unready_s: float
     ) -> None:
         """A closed window: its rate, the seconds it is over, and the steady step time and the
         waits inside it that a stall leaves out of the wait shares."""
         self.rates.append(rate)
         self.spans.append(span)
         self.at.append(float(next(_ORDER)))
-        self._window_waits.append((steady_s, wait_s, starved_s))
+        self._window_waits.append((steady_s, wait_s, unready_s))
 
     def add_to_epoch(self, step: Step, steady: bool) -> None:
         """One step of a window that is a whole epoch (ClimbSettings.whole_epochs). The epoch's
@@ -109,7 +109,7 @@ class Measurement:
         self.steady_steps += 1
         self.steady_s += step.step_s
         self.steady_wait_s += step.wait_s
-        self.steady_starved_s += step.starved
+        self.steady_unready_s += step.unready
         self.steady_wait_cpu_s += step.wait_cpu_s
         self.steady_work_cpu_s += step.work_cpu_s
 
@@ -197,10 +197,10 @@ class Measurement:
         return self._share(self.steady_wait_s, 1)
 
     @property
-    def short_share(self) -> float | None:
+    def unready_share(self) -> float | None:
         """The share of its steady steps' time this rank's loop waited for batches not yet made
-        (Step.starved): its wait with the hand-overs of ready batches left out."""
-        return self._share(self.steady_starved_s, 2)
+        (Step.unready): its wait with the hand-overs of ready batches left out."""
+        return self._share(self.steady_unready_s, 2)
 
     @property
     def wait_pct(self) -> float | None:
@@ -223,9 +223,9 @@ class Measurement:
     @property
     def short(self) -> bool:
         """Its loader, not its step, set its rate: the loop waited a real share of its time for
-        batches not yet made (`short_share`). A pool whose loop waited only for hand-overs of
+        batches not yet made (`unready_share`). A pool whose loop waited only for hand-overs of
         ready batches ran at its step's rate, which says nothing of its workers' speed."""
-        return starved(self.short_share)
+        return starved(self.unready_share)
 
 
 def window_rate(steps: list[Step]) -> tuple[float, float]:

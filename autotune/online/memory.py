@@ -104,8 +104,8 @@ def windows_of(m: Measurement, whole: bool = False) -> Windows:
 
 def measurement_of(w: Windows, config: LoaderConfig) -> Measurement:
     values = {name: getattr(w, name) for name in KEPT}
-    if w.steady_starved_s is None:
-        values["steady_starved_s"] = w.steady_wait_s
+    if w.steady_unready_s is None:
+        values["steady_unready_s"] = w.steady_wait_s
     m = Measurement(config, **values)
     m.rates, m.spans = list(w.rates), list(w.spans)
     m.fresh_from = min(m.fresh_from, len(m.rates))
@@ -290,7 +290,7 @@ def _fresh_check(m: Measurement) -> None:
     """The check's windows are counted apart from the remembered ones, and its steps alone say
     how much the loop waits now."""
     m.remeasure()
-    m.steady_steps, m.steady_s, m.steady_wait_s, m.steady_starved_s = 0, 0.0, 0.0, 0.0
+    m.steady_steps, m.steady_s, m.steady_wait_s, m.steady_unready_s = 0, 0.0, 0.0, 0.0
     m.steady_wait_cpu_s = m.steady_work_cpu_s = 0.0
 
 

@@ -9,7 +9,7 @@
 - backlog: where the caller can read it, the batches the workers finished that the loop has not
   taken yet, just after this one was handed out (burst/backlog.py): a window's rate is then what
   the loader produced, not the buffer it drained, and a wait that began on a ready batch is its
-  hand-over, not starvation (starved: burst/window.py's `PullWaits`);
+  hand-over, not a wait for the loader (unready: burst/window.py's `PullWaits`);
 - start-up: a switch's cost, from retiring the old inner loader to the first batch of the new one.
   It lies inside that `__next__` call, so it is also in that step's wait and step time: the
   exploration pays for it like any other slow step.
@@ -43,12 +43,12 @@ class Step:
     epoch_step: int | None = None  # batches of this epoch handed out before this one; None: unknown
     # The part of wait_s spent on a batch not yet made (burst/window.py: PullWaits); None:
     # unknown, all of it.
-    starved_s: float | None = None
+    unready_s: float | None = None
 
     @property
-    def starved(self) -> float:
-        """Seconds of its wait the loop waited for the loader, its hand-over left out."""
-        return self.wait_s if self.starved_s is None else self.starved_s
+    def unready(self) -> float:
+        """Seconds of its wait the loop waited for a batch not yet made, its hand-over left out."""
+        return self.wait_s if self.unready_s is None else self.unready_s
 
 
 class Meter:
@@ -98,7 +98,7 @@ class Meter:
             self._work_cpu,
             backlog,
             self._epoch_step,
-            self._pulls.starved(wait, backlog),
+            self._pulls.unready(wait, backlog),
         )
         self._out_cpu = out_cpu
         if startup is not None:

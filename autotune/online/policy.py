@@ -406,7 +406,7 @@ class HillClimb:
         r.early_steps += 1
         r.early_s += step.step_s
         r.early_wait_s += step.wait_s
-        r.early_starved_s += step.starved
+        r.early_unready_s += step.unready
         if r.early_steps < s.window(self.current)[0] or r.early_s <= 0:
             return False
         r.early_read = True
@@ -432,7 +432,7 @@ class HillClimb:
             assert r.rate
             m.rates, m.spans, m.at = [r.rate], [r.early_steps / r.rate], []
             m.steady_steps, m.steady_s = r.early_steps, r.early_s
-            m.steady_wait_s, m.steady_starved_s = r.early_wait_s, r.early_starved_s
+            m.steady_wait_s, m.steady_unready_s = r.early_wait_s, r.early_unready_s
         else:
             fresh = m.pieces
             m.rates, m.spans = list(fresh.fresh), list(fresh.fresh_spans)
@@ -896,7 +896,7 @@ class HillClimb:
         rams = (cand.ram_mib, self.best.ram_mib)
         cand_ram, best_ram = (None, None) if None in rams else rams
         cheaper = cost(cand.config, cand_ram) < cost(self.best.config, best_ram)
-        tie = cheaper and brain.takes_tie(cand.short_share, self.best.short_share)
+        tie = cheaper and brain.takes_tie(cand.unready_share, self.best.unready_share)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and tie):
             self.best = cand
             return True

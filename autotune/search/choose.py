@@ -91,11 +91,11 @@ class Candidate:
         return self.pieces.mean
 
     @property
-    def short_share(self) -> float:
+    def unready_share(self) -> float:
         """The share of its bursts' windows the loop waited for batches not yet made
-        (BurstResult.short_share), over all of them."""
+        (BurstResult.unready_share), over all of them."""
         window_s = sum(t.burst.window_s for t in self.trials)
-        return sum(t.burst.short_share * t.burst.window_s for t in self.trials) / max(
+        return sum(t.burst.unready_share * t.burst.window_s for t in self.trials) / max(
             window_s, 1e-12
         )
 
@@ -211,7 +211,7 @@ def _wins(fastest: Candidate, c: Candidate, cv: float | None, pcv: float | None)
     (brain.takes_tie)."""
     verdict = judge(fastest, c, cv, True, pcv)
     return verdict is Verdict.BETTER or (
-        verdict is Verdict.TIED and brain.takes_tie(c.short_share, fastest.short_share)
+        verdict is Verdict.TIED and brain.takes_tie(c.unready_share, fastest.unready_share)
     )
 
 

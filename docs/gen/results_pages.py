@@ -122,6 +122,7 @@ RESUME_SIM = "results/bench/online-resume/sim_table.out"
 RESUME_MACHINE = "results/bench/online-resume/machine/table.out"
 # A running pool made persistent in place where exploring chooses persistence (943994b).
 KEEP_POOL = "results/bench/online-keep-pool/machine/table.out"
+HAND_OVER = "results/bench/online-hand-over/machine/table.out"
 SPAWN_WORKERS = "results/bench/repeated-runs/spawn_workers.out"
 HUNG_CANDIDATE = "results/bench/failures/hung_candidate.out"
 RAM_WINDOW = "results/bench/repeated-runs/ram_window.out"
@@ -477,6 +478,16 @@ def online_page() -> str:
             " its dataset's open, once more at the next epoch. On the machine, 3 rounds a side"
             " (`results/bench/online-keep-pool`, with the simulated tables' changes in"
             " `notes.md`):",
+        ],
+    )
+    lines += _output(
+        HAND_OVER,
+        [
+            "The hand-over of a ready batch counted apart from the wait for batches not yet made"
+            " (`86c1330`): a pool predicts its workers' speed only from the latter, and a tie goes"
+            " to the cheaper configuration unless only its loop waits for batches. On the"
+            " machine, 3 rounds a side (`results/bench/online-hand-over`, with the simulated"
+            " tables' changes and an earlier version's runs in `notes.md`):",
         ],
     )
     lines += _output(
