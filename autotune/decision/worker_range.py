@@ -58,8 +58,7 @@ class Evidence:
     workers: int  # the best's
     rate: float  # the best's
     rate_by_workers: Mapping[int, float]  # the best rate measured at each worker count
-    # the share of the best's step spent waiting for batches not yet made (hand-overs left out)
-    wait_share: float | None
+    wait_share: float | None  # the share of the best's step spent waiting on the loader
     # Why more workers would compute rather than wait (the CPUs are busy, or the fetch measured
     # at num_workers=0 computes); None where they would wait.
     computes: str | None = None
