@@ -976,3 +976,46 @@ def test_a_best_whose_rival_lies_beyond_the_band_is_not_measured_again():
     }
     climb.best = climb.measured[fast]
     assert list(climb._confirm()) == []
+
+
+def test_a_start_read_fed_on_one_window_is_measured_on_before_fewer_workers_are_tried():
+    """deep-storage from `w8 pf2` on this machine (results/bench/online-hand-over): the start's
+    first window missed the convoys of its workers waiting on storage and read fed, so the plan
+    tried fewer workers and never fed the start, which later windows read starved. A fed start
+    costs nothing to measure on: it is judged on `min_windows` windows, and fed only where they
+    still read so; a start the loop waits on still predicts from its one window."""
+    start = LoaderConfig(num_workers=8, prefetch_factor=2)
+    climb = HillClimb(start, TUNED, _settings())
+    loop = Loop(fetch_s=0.2)  # 8 workers deliver a batch every 25 ms against a 20 ms step
+    steady = loop.timing
+
+    def timing(c):
+        step_s, wait_s = steady(c)
+        if c == start and not climb.measured[start].n:  # the warm-up and the first window
+            return loop.step_s, 0.0002
+        return step_s, wait_s
+
+    loop.timing = timing
+    loop.run(climb)
+    tried = _measured(climb)
+    assert len(climb.measured[start].rates) >= 2
+    assert tried[1].num_workers > 8 or tried[1].prefetch_factor > 2  # fed, never fewer first
+    assert climb.best.config.num_workers > 8
+
+    fed = HillClimb(start, TUNED, _settings())
+    Loop(fetch_s=0.1).run(fed)  # 8 workers: a batch every 12.5 ms, within the 20 ms step
+    assert len(fed.measured[start].rates) >= fed.settings.min_windows
+    assert _measured(fed)[1].num_workers == 6  # fed on both windows: fewer may do
+
+    waiting = HillClimb(start, TUNED, _settings())
+    starved, left_after = Loop(fetch_s=0.4), []  # starved from its first window
+    steady_starved = starved.timing
+
+    def first_switch(c):
+        if c != start and not left_after:
+            left_after.append(waiting.measured[start].n)
+        return steady_starved(c)
+
+    starved.timing = first_switch
+    starved.run(waiting)
+    assert left_after == [1] and _measured(waiting)[1].num_workers > 8  # it predicts from one
