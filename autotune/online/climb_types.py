@@ -13,8 +13,8 @@ from autotune.strenum import StrEnum
 
 WORKER_LADDER = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 UNCAPPED = 1 << 16  # a prediction's cap where only the cores may bound it
-# A start the loop waits on is measured this many windows: enough to predict from, and a start
-# far from the best is the costliest configuration to linger on (a fed one takes min_windows).
+# The start is measured this many windows: enough to predict from, and a start far from the
+# best is the costliest configuration to linger on.
 START_WINDOWS = 1
 # A window's least steps at num_workers=0 (window_s still applies): the fetch runs inside
 # `__next__`, one batch at a time, so there is no convoy to span. The script's start is usually

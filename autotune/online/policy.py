@@ -2,14 +2,12 @@
 
 Predict, then refine by what the loop shows, one measured candidate at a time:
 
-1. The start (the arguments given) is measured for one window where the loop waits on it (at
-   num_workers=0 a window of 3 steps: no convoy to span, and the start is often the slowest),
-   for `min_windows` where it reads fed (lingering there costs nothing, and a fed start is never
-   fed again). At num_workers=0 its fetch, inside `__next__`, and its CPU share tell how many
-   workers the step needs (predict.py: the offline probes' model, capped by the free cores only
-   where the fetch computes); the climb jumps there, at the shallowest prefetch where a window
-   is a whole epoch (decision/prefetch.py: a short epoch pays the pool's refill every few
-   steps).
+1. The start (the arguments given) is measured for one window (at num_workers=0 a window of 3
+   steps: no convoy to span, and the start is often the slowest). At num_workers=0 its fetch, inside
+   `__next__`, and its CPU share tell how many workers the step needs (predict.py: the offline
+   probes' model, capped by the free cores only where the fetch computes); the climb jumps there,
+   at the shallowest prefetch where a window is a whole epoch (decision/prefetch.py: a short
+   epoch pays the pool's refill every few steps).
 2. While the best so far still waits a real share of its time on the loader (measurement.py's
    WAITS_SHARE), it tries a deeper prefetch (the cheaper knob; it rides out convoys of workers
    waiting on storage; the loader takes it in place, no pool starting: epoch.py), then more
@@ -523,12 +521,7 @@ class HillClimb:
     def _judge(self, m: Measurement) -> Verdict:
         """Whether the running request is measured enough, and how it compares."""
         if not self._primed:
-            # A start the loop waits on is costly to linger on: its one window predicts the
-            # jump. A fed one costs nothing more to measure (no switch, no wait), and reading it
-            # fed sends the plan to fewer workers, never back to feeding it: one window clear
-            # of a rare convoy is not enough to read it so (deep-storage on this machine).
-            least = START_WINDOWS if m.starved else self.settings.min_windows
-            return Verdict.TIED if m.n >= least else Verdict.OPEN
+            return Verdict.TIED if m.n >= START_WINDOWS else Verdict.OPEN
         if self._request.again:
             return Verdict.TIED if m.n >= self.settings.min_windows else Verdict.OPEN
         return self.verdict(self.best, m)
