@@ -8,8 +8,11 @@ from __future__ import annotations
 import pytest
 
 import autotune
+from autotune.decision.verdict import takes_tie
+from autotune.online.climb_types import ClimbSettings
 from autotune.online.lockstep import LAG, PUBLISH_EVERY, Decision, Follower, Lockstep
 from autotune.online.meter import Step
+from autotune.online.policy import HillClimb
 from autotune.online.ranks import find
 from autotune.space.config import LoaderConfig
 
@@ -64,10 +67,32 @@ def test_the_last_of_several_due_decisions_wins():
 
 
 def test_a_followers_waiting_reaches_the_leader():
-    leader, follower = _pair()
+    """All of it and its part on batches not yet made, each the most of any follower."""
+    store = Store()
+    leader, one, two = (Lockstep(store, rank, 3, "p") for rank in range(3))
     for _ in range(PUBLISH_EVERY):
-        follower.waited(W2.label(), wait_s=0.3, step_s=1.0)
-    assert leader.peer_waits() == {W2.label(): pytest.approx(0.3)}
+        one.waited(W2.label(), wait_s=0.3, unready_s=0.02, step_s=1.0)
+        two.waited(W2.label(), wait_s=0.2, unready_s=0.1, step_s=1.0)
+    peer = leader.peer_waits()[W2.label()]
+    assert (peer.wait, peer.unready) == (pytest.approx(0.3), pytest.approx(0.1))
+
+
+def test_a_followers_wait_for_unready_batches_makes_the_leaders_pool_short():
+    """The leader's loop waited only for hand-overs of ready batches; a follower's waited for
+    batches not yet made. In DDP every rank steps at the slowest's pace, so the pool is short on
+    the job: its rate is its workers', which the prediction reads (predict.py), and a tie does
+    not go to it against a pool short on no rank (decision/verdict.py's takes_tie)."""
+    store = Store()
+    leader = _session(HillClimb(W2, ("num_workers",), ClimbSettings(1000, 2, cuda=False)), None)
+    leader.lockstep = Lockstep(store, 0, 2, "p")
+    follower = _session(Follower(W2), Lockstep(store, 1, 2, "p"))
+    for i in range(PUBLISH_EVERY * 4):
+        follower.handed_out(Step(i, 0.01, 0.003, i, None, unready_s=0.002))
+    m = leader.policy.measured[W2]
+    leader._read_peers()
+    assert m.peer_wait_share == pytest.approx(0.3) and m.peer_unready_share == pytest.approx(0.2)
+    assert m.unready_share is None and m.short_share == pytest.approx(0.2) and m.short
+    assert not takes_tie(m.short_share, 0.0)  # what HillClimb._adopt reads, cheaper or not
 
 
 def test_nothing_waits_on_a_leader_that_stopped():

@@ -35,6 +35,16 @@ EPOCH_WAIT_S = 10.0  # the most a follower waits at an epoch's end for the leade
 
 
 @dataclass(frozen=True)
+class PeerWait:
+    """A follower's wait on its loader over one configuration's steady steps, as shares of their
+    time: all of it, and the part spent on batches not yet made (the hand-overs of ready ones
+    left out)."""
+
+    wait: float
+    unready: float
+
+
+@dataclass(frozen=True)
 class Decision:
     config: LoaderConfig
     at: int  # the batch (counted over the loader's life) the ranks switch at
@@ -67,7 +77,8 @@ class Lockstep:
     missed: bool = False  # a follower's wait for an epoch's end timed out once
     read_through: int = -1  # the last epoch whose end, as the leader announced it, a follower read
     queue: list[Decision] = field(default_factory=list)  # read, not yet applied (follower)
-    waits: dict[str, list[float]] = field(default_factory=dict)  # label -> [wait s, step s]
+    # label -> [wait s, unready wait s, step s]
+    waits: dict[str, list[float]] = field(default_factory=dict)
     _steps: int = 0
 
     @property
@@ -87,15 +98,17 @@ class Lockstep:
         """Every decision of this epoch is announced: a follower may start the next one."""
         self.store.set(self._key("epoch", epoch), str(self.announced).encode())
 
-    def peer_waits(self) -> dict[str, float]:
-        """The most any follower waits on its loader, as a share of its steps, per configuration."""
-        out: dict[str, float] = {}
+    def peer_waits(self) -> dict[str, PeerWait]:
+        """The most any follower waits on its loader, and for batches not yet made, as shares of
+        its steps, per configuration (each the most of any follower's)."""
+        out: dict[str, PeerWait] = {}
         for rank in range(1, self.world):
             key = self._key("waits", rank)
             if not self.store.check([key]):
                 continue
-            for label, share in json.loads(self.store.get(key)).items():
-                out[label] = max(share, out.get(label, 0.0))
+            for label, (wait, unready) in json.loads(self.store.get(key)).items():
+                seen = out.get(label, PeerWait(0.0, 0.0))
+                out[label] = PeerWait(max(wait, seen.wait), max(unready, seen.unready))
         return out
 
     # -- a follower ------------------------------------------------------------------------
@@ -124,12 +137,14 @@ class Lockstep:
             return False
         return True
 
-    def waited(self, label: str, wait_s: float, step_s: float) -> None:
-        """One steady step's wait, reported to the leader every PUBLISH_EVERY steps."""
-        w = self.waits.setdefault(label, [0.0, 0.0])
+    def waited(self, label: str, wait_s: float, unready_s: float, step_s: float) -> None:
+        """One steady step's wait, and of it the wait for a batch not yet made (meter.py's
+        Step.unready), reported to the leader every PUBLISH_EVERY steps."""
+        w = self.waits.setdefault(label, [0.0, 0.0, 0.0])
         w[0] += wait_s
-        w[1] += step_s
+        w[1] += unready_s
+        w[2] += step_s
         self._steps += 1
         if self._steps % PUBLISH_EVERY == 0:
-            shares = {k: v[0] / v[1] for k, v in self.waits.items() if v[1] > 0}
+            shares = {k: [v[0] / v[2], v[1] / v[2]] for k, v in self.waits.items() if v[2] > 0}
             self.store.set(self._key("waits", self.rank), json.dumps(shares).encode())

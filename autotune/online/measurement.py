@@ -44,8 +44,10 @@ class Measurement:
     fresh_from: int = 0
     failed: str | None = None  # the error it raised while tried: never chosen, never tried again
     # (or NOT_RUN and why, where it was refused before its pool started)
-    # The most another rank of a DDP job waits on its loader in this configuration (lockstep.py).
+    # The most another rank of a DDP job waits on its loader in this configuration, and for
+    # batches not yet made (lockstep.py).
     peer_wait_share: float | None = None
+    peer_unready_share: float | None = None
     ram_mib: float | None = None  # the process and its workers' PSS, read once (on a thread)
     checked: bool = False  # a run's check of the remembered best held it (online/memory.py)
     _window: list[Step] = field(default_factory=list)
@@ -210,10 +212,12 @@ class Measurement:
     @property
     def starved_share(self) -> float | None:
         """The share of its time the most starved rank's loop waits on the loader."""
-        return max(
-            (s for s in (self.wait_share, self.peer_wait_share) if s is not None),
-            default=None,
-        )
+        return _most(self.wait_share, self.peer_wait_share)
+
+    @property
+    def short_share(self) -> float | None:
+        """The share of its time the most short rank's loop waits for batches not yet made."""
+        return _most(self.unready_share, self.peer_unready_share)
 
     @property
     def starved(self) -> bool:
@@ -223,9 +227,15 @@ class Measurement:
     @property
     def short(self) -> bool:
         """Its loader, not its step, set its rate: the loop waited a real share of its time for
-        batches not yet made (`unready_share`). A pool whose loop waited only for hand-overs of
-        ready batches ran at its step's rate, which says nothing of its workers' speed."""
-        return starved(self.unready_share)
+        batches not yet made (`short_share`, on any rank). A pool whose loop waited only for
+        hand-overs of ready batches ran at its step's rate, which says nothing of its workers'
+        speed."""
+        return starved(self.short_share)
+
+
+def _most(own: float | None, peer: float | None) -> float | None:
+    """The larger of this rank's share and the other ranks' most (either may be unknown)."""
+    return max((s for s in (own, peer) if s is not None), default=None)
 
 
 def window_rate(steps: list[Step]) -> tuple[float, float]:

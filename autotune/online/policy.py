@@ -896,7 +896,7 @@ class HillClimb:
         rams = (cand.ram_mib, self.best.ram_mib)
         cand_ram, best_ram = (None, None) if None in rams else rams
         cheaper = cost(cand.config, cand_ram) < cost(self.best.config, best_ram)
-        tie = cheaper and brain.takes_tie(cand.unready_share, self.best.unready_share)
+        tie = cheaper and brain.takes_tie(cand.short_share, self.best.short_share)
         if verdict is Verdict.BETTER or (verdict is Verdict.TIED and tie):
             self.best = cand
             return True

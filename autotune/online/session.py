@@ -346,7 +346,7 @@ class Session:
             return None
         self.lockstep.poll()
         if step.step_s is not None and step.segment_step > self.config.prefetch_depth:
-            self.lockstep.waited(self.config.label(), step.wait_s, step.step_s)
+            self.lockstep.waited(self.config.label(), step.wait_s, step.unready, step.step_s)
         return self._apply(self.lockstep.due(step.index + 1))
 
     def _apply(self, decision: Decision | None) -> LoaderConfig | None:
@@ -360,9 +360,11 @@ class Session:
         assert self.lockstep is not None
         if not isinstance(self.policy, HillClimb):
             return
-        shares = self.lockstep.peer_waits()
+        peers = self.lockstep.peer_waits()
         for m in self.policy.measured.values():
-            m.peer_wait_share = shares.get(m.config.label(), m.peer_wait_share)
+            peer = peers.get(m.config.label())
+            if peer is not None:
+                m.peer_wait_share, m.peer_unready_share = peer.wait, peer.unready
 
     def epoch_starting(self) -> None:
         """Every rank starts an epoch on the same configuration: the leader's, with what it
