@@ -90,9 +90,13 @@ def test_a_pool_that_waited_only_for_hand_overs_predicts_nothing_of_its_workers(
     assert short.short and needed_workers(short, short, 2, 64) is not None
 
 
-def test_a_tie_goes_to_the_cheaper_unless_only_it_waits_for_batches():
+def test_a_tie_goes_to_the_cheaper_unless_it_waits_for_batches_a_real_share_more():
     assert takes_tie(0.0, 0.0) and takes_tie(0.10, 0.10) and takes_tie(0.0, 0.10)
-    assert not takes_tie(0.10, 0.0)
+    assert takes_tie(None, 0.10) and takes_tie(None, None)  # unknown: counted as none
+    assert not takes_tie(0.10, 0.0) and not takes_tie(0.10, None)
+    assert not takes_tie(0.30, 0.10)  # both wait, the cheaper by a real share more
+    # Alike on either side of the threshold (deep-storage offline, 2026-12-08): a tie as well.
+    assert takes_tie(0.054, 0.048) and takes_tie(0.09, 0.049)
 
 
 CHEAP, DEAR = cfg(6), cfg(8)

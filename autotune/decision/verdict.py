@@ -276,8 +276,11 @@ def starved(share: float | None) -> bool:
 def takes_tie(cheaper: float | None, other: float | None) -> bool:
     """Whether the cheaper of two tied configurations is chosen, from the share of its time each
     one's loop waited for batches not yet made (burst/window.py's PullWaits: hand-overs of ready
-    batches left out): not where the cheaper one's is real (`starved`) and the other's is not.
-    That wait is time its steps lose and the other's do not, which the rates' noise can hide: a
-    loader with stragglers delivers in convoys, and its windows scatter by more than the
-    difference between a fed pool and a starved one (results/bench/climb-sim)."""
-    return not (starved(cheaper) and not starved(other))
+    batches left out; None: unknown, counted as none): not where the cheaper one's exceeds the
+    other's by a real share (WAITS_SHARE). That wait is time its steps lose and the other's do
+    not, which the rates' noise can hide: a loader with stragglers delivers in convoys, and its
+    windows scatter by more than the difference between a fed pool and a starved one
+    (results/bench/climb-sim). The difference decides, not each share against the threshold:
+    two pools that wait alike on either side of it (5.4% and 4.8%, deep-storage offline) are
+    tied in that too."""
+    return (cheaper or 0.0) - (other or 0.0) < WAITS_SHARE

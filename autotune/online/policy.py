@@ -888,7 +888,8 @@ class HillClimb:
 
     def _adopt(self, cand: Measurement, verdict: Verdict) -> bool:
         """`cand` takes the best's place if faster beyond noise, or tied and cheaper (unless it
-        waits for batches not yet made and the best does not: decision/verdict.py's `takes_tie`)."""
+        waits for batches not yet made a real share more than the best: decision/verdict.py's
+        `takes_tie`)."""
         if cand.failed:
             return False
         # RAM ranks only where both were read (a reading runs on a thread and may not be in yet):

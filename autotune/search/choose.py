@@ -207,8 +207,8 @@ def recorded(chosen: Candidate, trials: list[TrialRecord]) -> Pieces:
 
 def _wins(fastest: Candidate, c: Candidate, cv: float | None, pcv: float | None) -> bool:
     """Whether `c`, cheaper than the fastest mean and within its noise, is chosen over it: it is
-    faster pair by pair, or tied, unless only its loop waits for batches not yet made
-    (brain.takes_tie)."""
+    faster pair by pair, or tied, unless its loop waits for batches not yet made a real share
+    more (brain.takes_tie)."""
     verdict = judge(fastest, c, cv, True, pcv)
     return verdict is Verdict.BETTER or (
         verdict is Verdict.TIED and brain.takes_tie(c.unready_share, fastest.unready_share)
