@@ -28,6 +28,8 @@ OFFLINE_RERUNS = (
     # f591466's side-by-side run (the short-epoch seeds at prefetch 1), its new code's side.
     "results/bench/prefetch-short-epochs/offline/new/open-30/bench.json",
     "results/bench/prefetch-short-epochs/offline/new/tiny-epochs/bench.json",
+    # The tie rule's first offline run (results/bench/offline-tie/notes.md), on 811d7d8.
+    "results/bench/offline-tie/bench.json",
 )
 ONLINE = (
     "results/bench/online.json",
