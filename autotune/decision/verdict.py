@@ -281,6 +281,6 @@ def takes_tie(cheaper: float | None, other: float | None) -> bool:
     not, which the rates' noise can hide: a loader with stragglers delivers in convoys, and its
     windows scatter by more than the difference between a fed pool and a starved one
     (results/bench/climb-sim). The difference decides, not each share against the threshold:
-    two pools that wait alike on either side of it (5.4% and 4.8%, deep-storage offline) are
-    tied in that too."""
+    two pools that wait alike on either side of it are tied in that too
+    (results/bench/offline-tie)."""
     return (cheaper or 0.0) - (other or 0.0) < WAITS_SHARE

@@ -44,6 +44,18 @@ class PeerWait:
     unready: float
 
 
+@dataclass
+class _Waited:
+    """A follower's sums over one configuration's steady steps, in seconds."""
+
+    wait_s: float = 0.0
+    unready_s: float = 0.0
+    step_s: float = 0.0
+
+    def shares(self) -> PeerWait:
+        return PeerWait(self.wait_s / self.step_s, self.unready_s / self.step_s)
+
+
 @dataclass(frozen=True)
 class Decision:
     config: LoaderConfig
@@ -77,8 +89,7 @@ class Lockstep:
     missed: bool = False  # a follower's wait for an epoch's end timed out once
     read_through: int = -1  # the last epoch whose end, as the leader announced it, a follower read
     queue: list[Decision] = field(default_factory=list)  # read, not yet applied (follower)
-    # label -> [wait s, unready wait s, step s]
-    waits: dict[str, list[float]] = field(default_factory=dict)
+    waits: dict[str, _Waited] = field(default_factory=dict)  # label -> its steps' sums
     _steps: int = 0
 
     @property
@@ -106,9 +117,9 @@ class Lockstep:
             key = self._key("waits", rank)
             if not self.store.check([key]):
                 continue
-            for label, (wait, unready) in json.loads(self.store.get(key)).items():
-                seen = out.get(label, PeerWait(0.0, 0.0))
-                out[label] = PeerWait(max(wait, seen.wait), max(unready, seen.unready))
+            for label, shares in json.loads(self.store.get(key)).items():
+                peer, seen = PeerWait(**shares), out.get(label, PeerWait(0.0, 0.0))
+                out[label] = PeerWait(max(peer.wait, seen.wait), max(peer.unready, seen.unready))
         return out
 
     # -- a follower ------------------------------------------------------------------------
@@ -140,11 +151,11 @@ class Lockstep:
     def waited(self, label: str, wait_s: float, unready_s: float, step_s: float) -> None:
         """One steady step's wait, and of it the wait for a batch not yet made (meter.py's
         Step.unready), reported to the leader every PUBLISH_EVERY steps."""
-        w = self.waits.setdefault(label, [0.0, 0.0, 0.0])
-        w[0] += wait_s
-        w[1] += unready_s
-        w[2] += step_s
+        w = self.waits.setdefault(label, _Waited())
+        w.wait_s += wait_s
+        w.unready_s += unready_s
+        w.step_s += step_s
         self._steps += 1
         if self._steps % PUBLISH_EVERY == 0:
-            shares = {k: [v[0] / v[2], v[1] / v[2]] for k, v in self.waits.items() if v[2] > 0}
+            shares = {k: asdict(v.shares()) for k, v in self.waits.items() if v.step_s > 0}
             self.store.set(self._key("waits", self.rank), json.dumps(shares).encode())
